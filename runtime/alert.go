@@ -1,0 +1,164 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/vm"
+)
+
+// AlertEnv is what an alert expression sees. Field names are the expression's
+// names: executeTimes >= 3, lastError contains "timeout", dead, ….
+type AlertEnv struct {
+	ExecuteTimes int     `expr:"executeTimes"` // attempts run so far, the failed one included
+	MaxAttempts  int     `expr:"maxAttempts"`  // attempt budget, 0 = unlimited
+	TaskName     string  `expr:"taskName"`
+	TaskID       int64   `expr:"taskId"`
+	LastError    string  `expr:"lastError"`
+	Permanent    bool    `expr:"permanent"` // the error was Permanent
+	WillRetry    bool    `expr:"willRetry"` // another attempt is scheduled
+	Exhausted    bool    `expr:"exhausted"` // no attempt left: the fallback or dead letter follows
+	ShardKey     int     `expr:"shardKey"`
+	AgeSeconds   float64 `expr:"ageSeconds"` // since the task was created
+}
+
+// AlertEvent is passed to an alert action.
+type AlertEvent struct {
+	AlertEnv
+	Expression string
+	At         time.Time
+}
+
+// CompileAlert compiles an alert expression against AlertEnv; it must be
+// boolean. argogen calls it at generate time, so a typo fails `go generate`.
+func CompileAlert(expression string) (*vm.Program, error) {
+	p, err := expr.Compile(expression, expr.Env(AlertEnv{}), expr.AsBool())
+	if err != nil {
+		return nil, fmt.Errorf("alert expression %q: %w", expression, err)
+	}
+	return p, nil
+}
+
+// alerter evaluates alert expressions and runs actions on a bounded pool,
+// off the worker path: a slow, failing or panicking action never delays or
+// breaks task processing.
+type alerter struct {
+	log     *slog.Logger
+	timeout time.Duration
+	queue   chan alertJob
+	wg      sync.WaitGroup
+
+	mu       sync.Mutex
+	programs map[string]*vm.Program
+
+	fired   atomic.Int64
+	dropped atomic.Int64
+	failed  atomic.Int64
+}
+
+type alertJob struct {
+	name   string
+	action func(context.Context, AlertEvent) error
+	ev     AlertEvent
+}
+
+func newAlerter(log *slog.Logger, workers, queue int, timeout time.Duration) *alerter {
+	a := &alerter{log: log, timeout: timeout, queue: make(chan alertJob, queue), programs: map[string]*vm.Program{}}
+	for range workers {
+		a.wg.Add(1)
+		go a.loop()
+	}
+	return a
+}
+
+func (a *alerter) program(expression string) (*vm.Program, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if p, ok := a.programs[expression]; ok {
+		return p, nil
+	}
+	p, err := CompileAlert(expression)
+	if err != nil {
+		return nil, err
+	}
+	a.programs[expression] = p
+	return p, nil
+}
+
+// check evaluates def's expression against env and queues its action.
+// It never blocks: a full queue drops the alert with an error log.
+func (a *alerter) check(def *TaskDef, env AlertEnv) bool {
+	if def == nil || def.Alert == "" {
+		return false
+	}
+	p, err := a.program(def.Alert)
+	if err != nil {
+		a.log.Error("argo: alert expression does not compile", "task", def.Name, "error", err)
+		return false
+	}
+	out, err := expr.Run(p, env)
+	if err != nil {
+		a.log.Error("argo: alert expression failed", "task", def.Name, "task_id", env.TaskID, "error", err)
+		return false
+	}
+	if hold, _ := out.(bool); !hold {
+		return false
+	}
+	a.fired.Add(1)
+	ev := AlertEvent{AlertEnv: env, Expression: def.Alert, At: time.Now()}
+	a.log.Warn("argo: alert", "task", def.Name, "task_id", env.TaskID, "attempt", env.ExecuteTimes, "expression", def.Alert, "error", env.LastError)
+	if def.AlertAction == nil {
+		return true
+	}
+	select {
+	case a.queue <- alertJob{name: def.Name, action: def.AlertAction, ev: ev}:
+	default:
+		a.dropped.Add(1)
+		a.log.Error("argo: alert queue full, alert action not run", "task", def.Name, "task_id", env.TaskID, "action", def.AlertActionName)
+	}
+	return true
+}
+
+func (a *alerter) loop() {
+	defer a.wg.Done()
+	for job := range a.queue {
+		a.run(job)
+	}
+}
+
+// run runs one action with a deadline. An action that ignores its context
+// is abandoned at the deadline (its goroutine is left to finish) so the pool
+// keeps moving.
+func (a *alerter) run(job alertJob) {
+	ctx, cancel := context.WithTimeout(context.Background(), a.timeout)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- fmt.Errorf("alert action panicked: %v", r)
+			}
+		}()
+		done <- job.action(ctx, job.ev)
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			a.failed.Add(1)
+			a.log.Error("argo: alert action failed", "task", job.name, "task_id", job.ev.TaskID, "error", err)
+		}
+	case <-ctx.Done():
+		a.failed.Add(1)
+		a.log.Error("argo: alert action timed out and was abandoned", "task", job.name, "task_id", job.ev.TaskID, "timeout", a.timeout)
+	}
+}
+
+func (a *alerter) close() {
+	close(a.queue)
+	a.wg.Wait()
+}

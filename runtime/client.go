@@ -1,0 +1,400 @@
+package runtime
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+)
+
+// Execer is what a transactional submit writes through: *sql.Tx, *sqlx.Tx,
+// *sql.DB and *sql.Conn all satisfy it.
+type Execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// Runtime persists, claims and runs tasks. It is safe for concurrent use.
+type Runtime struct {
+	cfg    Config
+	store  *store
+	log    *slog.Logger
+	alerts *alerter
+	ownDB  bool // the runtime opened the handle and closes it at Stop
+
+	mu       sync.RWMutex
+	handlers map[string]*TaskDef
+	defs     sync.Map // *TaskDef → *preparedDef (validated submit-side data)
+
+	slots chan struct{} // one token per running attempt (Config.Workers)
+	wake  chan struct{} // pokes the poller
+
+	ctx      context.Context // canceled by Stop: no more claims
+	cancel   context.CancelFunc
+	workCtx  context.Context // parent of attempt contexts: canceled at the shutdown deadline
+	workStop context.CancelFunc
+	loops    sync.WaitGroup
+	attempts sync.WaitGroup
+
+	leases leaseSet
+	health health
+	shards shardView
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// Start opens the database, checks (or, with AutoMigrate, applies) the
+// schema and starts the poller, the lease renewer, the rescuer and the
+// retention purge. The returned Runtime runs until Stop.
+func Start(ctx context.Context, cfg Config) (*Runtime, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	db, dialect, own := cfg.DB, cfg.Dialect, false
+	if db == nil {
+		if db, dialect, err = OpenDB(cfg.DSN); err != nil {
+			return nil, err
+		}
+		own = true
+	}
+	closeOnErr := func(err error) (*Runtime, error) {
+		if own {
+			db.Close()
+		}
+		return nil, err
+	}
+	if err := db.PingContext(ctx); err != nil {
+		return closeOnErr(fmt.Errorf("argo: cannot reach the database: %w", err))
+	}
+	if cfg.AutoMigrate {
+		if _, err := Migrate(ctx, db, dialect); err != nil {
+			return closeOnErr(err)
+		}
+	}
+	st := newStore(db, dialect)
+	if err := st.checkSchema(ctx); err != nil {
+		return closeOnErr(err)
+	}
+	rt := &Runtime{
+		cfg:      cfg,
+		store:    st,
+		log:      cfg.Logger,
+		ownDB:    own,
+		handlers: map[string]*TaskDef{},
+		slots:    make(chan struct{}, cfg.Workers),
+		wake:     make(chan struct{}, 1),
+	}
+	rt.alerts = newAlerter(rt.log, cfg.AlertWorkers, cfg.AlertQueue, cfg.AlertTimeout)
+	rt.leases.ids = map[int64]struct{}{}
+	rt.ctx, rt.cancel = context.WithCancel(context.Background())
+	rt.workCtx, rt.workStop = context.WithCancel(context.Background())
+	if err := rt.shards.start(ctx, rt); err != nil {
+		rt.cancel()
+		rt.workStop()
+		rt.alerts.close()
+		return closeOnErr(err)
+	}
+	rt.startLoops()
+	rt.log.Info("argo: runtime started", "instance", cfg.InstanceID, "dialect", dialect, "workers", cfg.Workers)
+	return rt, nil
+}
+
+// DB returns the runtime's database handle, to begin transactions that
+// SubmitTx writes into.
+func (rt *Runtime) DB() *sql.DB { return rt.store.db.DB }
+
+// Dialect returns "mysql" or "sqlite".
+func (rt *Runtime) Dialect() string { return rt.store.dialect }
+
+// InstanceID returns the name this runtime leases tasks under.
+func (rt *Runtime) InstanceID() string { return rt.cfg.InstanceID }
+
+// Register adds handlers for the task names of defs; each needs Run.
+// Registering again under the same name replaces the handler (a receiver
+// rebound). Rows already waiting for a name are picked up at the next poll.
+func (rt *Runtime) Register(defs ...*TaskDef) error {
+	var errs []error
+	for _, d := range defs {
+		if err := d.Validate(); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if d.Run == nil {
+			errs = append(errs, fmt.Errorf("argo: task %s: Register needs Run", d.Name))
+			continue
+		}
+		rt.mu.Lock()
+		rt.handlers[d.Name] = d
+		rt.mu.Unlock()
+	}
+	if len(errs) == 0 {
+		rt.poke()
+	}
+	return errors.Join(errs...)
+}
+
+func (rt *Runtime) handler(name string) *TaskDef {
+	rt.mu.RLock()
+	defer rt.mu.RUnlock()
+	return rt.handlers[name]
+}
+
+// preparedDef caches what every submit of one TaskDef shares.
+type preparedDef struct {
+	policy     RetryPolicy
+	policyJSON string
+}
+
+func (rt *Runtime) prepare(d *TaskDef) (*preparedDef, error) {
+	if p, ok := rt.defs.Load(d); ok {
+		return p.(*preparedDef), nil
+	}
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
+	pol := d.policy()
+	p := &preparedDef{policy: pol, policyJSON: pol.encode()}
+	rt.defs.Store(d, p)
+	return p, nil
+}
+
+// newTask builds the row for c.
+func (rt *Runtime) newTask(c Call, p *preparedDef, now time.Time) *Task {
+	d := c.Task
+	mode, thread := d.Mode, d.Thread
+	if mode == 0 {
+		mode = Immediate
+	}
+	if thread == 0 {
+		thread = Async
+	}
+	due := now
+	if mode == Scheduled {
+		due = now.Add(d.Delay)
+	}
+	if !c.RunAt.IsZero() {
+		due = c.RunAt
+	}
+	t := &Task{
+		Name: d.Name, State: StatePending, MaxAttempts: p.policy.MaxAttempts, ExecuteTime: toMillis(due),
+		ParameterTypes: d.ParameterTypes, MethodName: d.MethodName, MethodSignName: d.Signature,
+		ExecuteIntervalSec: int(p.policy.Initial / time.Second), DelayTime: int(d.Delay / time.Second),
+		Parameter: string(c.Args), PerformanceWay: mode, ThreadWay: thread,
+		AlertExpression: d.Alert, AlertActionBeanName: d.AlertActionName, FallbackClassName: d.FallbackName,
+		ShardKey: rt.shardFor(c.ShardBy), RetryPolicyJSON: p.policyJSON,
+		GmtCreate: toMillis(now), GmtModified: toMillis(now),
+	}
+	if c.UniqueKey != "" {
+		t.UniqueKey = sql.NullString{String: c.UniqueKey, Valid: true}
+	}
+	return t
+}
+
+// shardFor hashes ShardBy into the shard space, or picks a shard at random.
+func (rt *Runtime) shardFor(by string) int {
+	if by == "" {
+		return rand.IntN(rt.cfg.Shards)
+	}
+	h := fnv.New32a()
+	h.Write([]byte(by))
+	return int(h.Sum32() % uint32(rt.cfg.Shards))
+}
+
+// Submit persists c and then follows its TaskDef: a Scheduled task (or one
+// with RunAt) waits for its time; an Immediate Async task runs on the pool
+// at once; an Immediate Sync task runs its first attempt in the caller's
+// goroutine, and Submit returns that attempt's error as an *AttemptError
+// (the task is persisted either way and retried per its policy).
+//
+// Nothing runs before its row is committed. An error wrapping
+// ErrNotPersisted means the row was not written and the call will not
+// happen. A UniqueKey already used returns the existing id and ErrDuplicate.
+func (rt *Runtime) Submit(ctx context.Context, c Call) (int64, error) {
+	if c.Task == nil {
+		return 0, notPersisted("?", errors.New("Call.Task is nil"))
+	}
+	p, err := rt.prepare(c.Task)
+	if err != nil {
+		return 0, notPersisted(c.Task.Name, err)
+	}
+	now := rt.cfg.Now()
+	t := rt.newTask(c, p, now)
+	h := rt.handler(t.Name)
+	runNow := t.PerformanceWay == Immediate && c.RunAt.IsZero() && h != nil && rt.ctx.Err() == nil
+	sync := runNow && t.ThreadWay == Sync
+	if runNow && !sync && !rt.tryAcquire() {
+		runNow = false // the pool is full: the poller takes it
+	}
+	if runNow {
+		// Written already leased by this instance, so no poller can take it
+		// and the first attempt needs no claim round trip.
+		t.State, t.ExecuteTimes, t.LeaseOwner = StateRunning, 1, rt.cfg.InstanceID
+		t.LeaseUntil = toMillis(now.Add(rt.cfg.LeaseDuration))
+	}
+	if err := rt.store.insert(ctx, nil, t); err != nil {
+		if runNow && !sync {
+			rt.release()
+		}
+		if errors.Is(err, ErrDuplicate) {
+			return t.ID, err
+		}
+		rt.health.failed(rt, "submit", err)
+		return 0, notPersisted(t.Name, err)
+	}
+	rt.metricSubmitted(t.Name)
+	switch {
+	case sync:
+		return t.ID, rt.runAttempt(ctx, t, h, true)
+	case runNow:
+		rt.goAttempt(t, h)
+	default:
+		rt.scheduleWake(t.ExecuteTime.Time())
+	}
+	return t.ID, nil
+}
+
+// SubmitTx writes c inside the caller's transaction (the outbox pattern):
+// a rollback drops it, a commit makes it durable. After the commit an
+// Immediate task runs at once (a watcher sees the row appear) rather than
+// at the next poll; Sync is treated as Async here, since the attempt cannot
+// run before the caller commits.
+func (rt *Runtime) SubmitTx(ctx context.Context, tx Execer, c Call) (int64, error) {
+	if c.Task == nil {
+		return 0, notPersisted("?", errors.New("Call.Task is nil"))
+	}
+	if tx == nil {
+		return 0, notPersisted(c.Task.Name, errors.New("SubmitTx needs a transaction"))
+	}
+	p, err := rt.prepare(c.Task)
+	if err != nil {
+		return 0, notPersisted(c.Task.Name, err)
+	}
+	t := rt.newTask(c, p, rt.cfg.Now())
+	if err := rt.store.insert(ctx, tx, t); err != nil {
+		if errors.Is(err, ErrDuplicate) {
+			return t.ID, err
+		}
+		return 0, notPersisted(t.Name, err)
+	}
+	rt.metricSubmitted(t.Name)
+	if t.PerformanceWay == Immediate && c.RunAt.IsZero() && rt.handler(t.Name) != nil {
+		rt.watchCommit(t.ID)
+	} else {
+		rt.scheduleWake(t.ExecuteTime.Time())
+	}
+	return t.ID, nil
+}
+
+// watchCommit waits, briefly, for a transactionally submitted row to become
+// visible (its transaction committed), then claims and runs it. After two
+// poll intervals it gives up: the poller will find the row if it ever commits.
+func (rt *Runtime) watchCommit(id int64) {
+	rt.loops.Add(1)
+	go func() {
+		defer rt.loops.Done()
+		deadline := time.Now().Add(2 * rt.cfg.PollInterval)
+		wait := time.Millisecond
+		for time.Now().Before(deadline) {
+			select {
+			case <-rt.ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+			if wait < 50*time.Millisecond {
+				wait *= 2
+			}
+			var state State
+			err := rt.store.db.GetContext(rt.ctx, &state, "SELECT task_status FROM argo_task WHERE id = ?", id)
+			if errors.Is(err, sql.ErrNoRows) {
+				continue // not committed yet (or rolled back)
+			}
+			if err != nil || state != StatePending {
+				return
+			}
+			if !rt.tryAcquire() {
+				rt.poke()
+				return
+			}
+			now := rt.cfg.Now()
+			t, err := rt.store.claimByID(rt.ctx, id, StatePending, rt.cfg.InstanceID, toMillis(now), toMillis(now.Add(rt.cfg.LeaseDuration)))
+			if err != nil || t == nil {
+				rt.release()
+				return
+			}
+			rt.goAttempt(t, rt.handler(t.Name))
+			return
+		}
+	}()
+}
+
+// Stop stops claiming, lets running attempts finish until ctx is done or
+// Config.ShutdownTimeout passes, then cancels the attempts still running
+// and gives their tasks back (they keep their attempt budget). It is safe to
+// call more than once.
+func (rt *Runtime) Stop(ctx context.Context) error {
+	rt.stopOnce.Do(func() {
+		rt.cancel()
+		done := make(chan struct{})
+		go func() { rt.attempts.Wait(); close(done) }()
+		timer := time.NewTimer(rt.cfg.ShutdownTimeout)
+		defer timer.Stop()
+		select {
+		case <-done:
+		case <-ctx.Done():
+		case <-timer.C:
+		}
+		rt.workStop() // attempts still running see their context canceled and are released
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			rt.stopErr = errors.New("argo: some attempts ignored cancellation; their leases will expire and be rescued")
+		}
+		rt.loops.Wait()
+		rt.shards.stop(rt)
+		rt.alerts.close()
+		if rt.ownDB {
+			rt.store.db.Close()
+		}
+		rt.log.Info("argo: runtime stopped", "instance", rt.cfg.InstanceID)
+	})
+	return rt.stopErr
+}
+
+func (rt *Runtime) tryAcquire() bool {
+	select {
+	case rt.slots <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (rt *Runtime) release() { <-rt.slots }
+
+// poke wakes the poller without blocking.
+func (rt *Runtime) poke() {
+	select {
+	case rt.wake <- struct{}{}:
+	default:
+	}
+}
+
+// scheduleWake sets a local timer to poke the poller when a task falls due
+// before the next poll, so a retry starts on time rather than up to a poll
+// interval late. The poll remains the safety net.
+func (rt *Runtime) scheduleWake(due time.Time) {
+	d := time.Until(due)
+	if d <= 0 {
+		rt.poke()
+		return
+	}
+	if d < rt.cfg.PollInterval {
+		time.AfterFunc(d, rt.poke)
+	}
+}

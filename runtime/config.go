@@ -1,0 +1,143 @@
+package runtime
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"time"
+)
+
+// Config configures a Runtime. Every zero field takes the default its
+// comment states.
+type Config struct {
+	// DSN names the database: "sqlite:PATH" (the embedded default; a file,
+	// created if missing) or "mysql:USER:PASS@tcp(HOST:PORT)/DB" (a
+	// go-sql-driver/mysql DSN after the "mysql:" prefix). Ignored when DB is set.
+	DSN string
+	// DB is an already open handle (then Dialect is required). Use it to
+	// submit inside your own transactions on the same database.
+	DB *sql.DB
+	// Dialect is "mysql" or "sqlite"; only with DB.
+	Dialect string
+	// AutoMigrate applies the embedded migrations at Start. Default false:
+	// on MySQL the DBAs apply sql/mysql; Start then checks the schema and
+	// names the file to apply if it is missing.
+	AutoMigrate bool
+
+	// InstanceID names this runtime in lease_owner and argo_instance.
+	// Default: hostname-pid-random.
+	InstanceID string
+	// Workers is the number of attempts run at once. Default 16.
+	Workers int
+	// PollInterval is how often due tasks are claimed from the database
+	// (retries due within it also get a local timer). Default 1s.
+	PollInterval time.Duration
+	// ClaimBatch is the most rows one claim takes. Default 100.
+	ClaimBatch int
+	// LeaseDuration is how long a claim holds a task; running attempts renew
+	// it every LeaseDuration/3, and a task whose lease expired (its instance
+	// died) is rescued and counted as a failed attempt. Default 30s.
+	LeaseDuration time.Duration
+	// RescueInterval is how often expired leases are looked for. Default LeaseDuration/3.
+	RescueInterval time.Duration
+	// UnknownTaskDelay is how long a task with no registered handler, or with
+	// arguments that do not decode, waits before it is looked at again; it
+	// keeps its attempts and shows the reason in error_msg. Default 30s.
+	UnknownTaskDelay time.Duration
+	// Shards is the size of the shard space (shard_key in [0, Shards)). It
+	// must be the same for every instance of one table. Default 64.
+	Shards int
+
+	// HeartbeatInterval is how often this instance records itself in
+	// argo_instance and recomputes which shards it owns. Default 2s.
+	HeartbeatInterval time.Duration
+	// InstanceTimeout drops an instance that has not heartbeated for this
+	// long from the shard split (its shards move to the others).
+	// Default 3×HeartbeatInterval.
+	InstanceTimeout time.Duration
+
+	// RetentionAge is how long succeeded, recovered and discarded rows (and
+	// their attempts) are kept. Dead rows are kept until requeued or
+	// discarded. Default 7 days; negative disables the purge.
+	RetentionAge time.Duration
+	// PurgeBatch bounds the rows one purge statement deletes. Default 1000.
+	PurgeBatch int
+	// MaintenanceInterval is how often the purge runs. Default 1m.
+	MaintenanceInterval time.Duration
+
+	// AlertWorkers run alert actions. Default 2.
+	AlertWorkers int
+	// AlertQueue bounds alerts waiting for a worker; more are dropped with an
+	// error log. Default 1000.
+	AlertQueue int
+	// AlertTimeout bounds one alert action. Default 10s.
+	AlertTimeout time.Duration
+
+	// ShutdownTimeout bounds how long Stop waits for running attempts
+	// before releasing their leases. Default 30s.
+	ShutdownTimeout time.Duration
+
+	// IsPermanent classifies errors no retry can fix, in addition to
+	// Permanent(err). Default: none.
+	IsPermanent func(error) bool
+	// Observer receives events for metrics (see package metrics). Default none.
+	Observer Observer
+	// Logger receives structured logs. Default slog.Default().
+	Logger *slog.Logger
+	// Now is the clock (tests). Default time.Now.
+	Now func() time.Time
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if c.DB == nil && c.DSN == "" {
+		return c, errors.New(`argo: Config needs a DSN ("sqlite:argo.db" for the embedded default, or "mysql:user:pass@tcp(host:3306)/db") or an open DB with its Dialect`)
+	}
+	if c.DB != nil && c.Dialect != "mysql" && c.Dialect != "sqlite" {
+		return c, fmt.Errorf(`argo: Config.Dialect %q: with Config.DB set, Dialect must be "mysql" or "sqlite"`, c.Dialect)
+	}
+	if c.InstanceID == "" {
+		host, _ := os.Hostname()
+		c.InstanceID = host + "-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixNano()%1e6, 36)
+	}
+	if len(c.InstanceID) > 128 {
+		return c, fmt.Errorf("argo: InstanceID %q longer than 128 bytes", c.InstanceID)
+	}
+	def := func(p *int, v int) {
+		if *p <= 0 {
+			*p = v
+		}
+	}
+	defd := func(p *time.Duration, v time.Duration) {
+		if *p <= 0 {
+			*p = v
+		}
+	}
+	def(&c.Workers, 16)
+	def(&c.ClaimBatch, 100)
+	def(&c.Shards, 64)
+	def(&c.PurgeBatch, 1000)
+	def(&c.AlertWorkers, 2)
+	def(&c.AlertQueue, 1000)
+	defd(&c.PollInterval, time.Second)
+	defd(&c.LeaseDuration, 30*time.Second)
+	defd(&c.RescueInterval, c.LeaseDuration/3)
+	defd(&c.HeartbeatInterval, 2*time.Second)
+	defd(&c.InstanceTimeout, 3*c.HeartbeatInterval)
+	defd(&c.UnknownTaskDelay, 30*time.Second)
+	defd(&c.MaintenanceInterval, time.Minute)
+	defd(&c.AlertTimeout, 10*time.Second)
+	defd(&c.ShutdownTimeout, 30*time.Second)
+	if c.RetentionAge == 0 {
+		c.RetentionAge = 7 * 24 * time.Hour
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c, nil
+}

@@ -1,0 +1,36 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+)
+
+type attemptKey struct{}
+
+type attemptInfo struct {
+	taskID  int64
+	attempt int
+	name    string
+}
+
+func withAttempt(ctx context.Context, id int64, attempt int, name string) context.Context {
+	return context.WithValue(ctx, attemptKey{}, attemptInfo{taskID: id, attempt: attempt, name: name})
+}
+
+// AttemptFrom returns the task id and the 1-based attempt number of the
+// attempt running with ctx; ok is false outside an attempt.
+func AttemptFrom(ctx context.Context) (taskID int64, attempt int, ok bool) {
+	a, ok := ctx.Value(attemptKey{}).(attemptInfo)
+	return a.taskID, a.attempt, ok
+}
+
+// IdempotencyKey returns "argo-<task id>-<attempt>", unique per attempt and
+// stable if the same attempt is replayed: pass it to the callee so that it can
+// drop a duplicate. It is "" outside an attempt.
+func IdempotencyKey(ctx context.Context) string {
+	a, ok := ctx.Value(attemptKey{}).(attemptInfo)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("argo-%d-%d", a.taskID, a.attempt)
+}

@@ -1,0 +1,328 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"time"
+)
+
+// leaseSet is the tasks this instance holds leases on, renewed together.
+type leaseSet struct {
+	mu  sync.Mutex
+	ids map[int64]struct{}
+}
+
+func (l *leaseSet) add(id int64) {
+	l.mu.Lock()
+	l.ids[id] = struct{}{}
+	l.mu.Unlock()
+}
+
+func (l *leaseSet) remove(id int64) {
+	l.mu.Lock()
+	delete(l.ids, id)
+	l.mu.Unlock()
+}
+
+func (l *leaseSet) list() []int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]int64, 0, len(l.ids))
+	for id := range l.ids {
+		out = append(out, id)
+	}
+	return out
+}
+
+// goAttempt runs a claimed task on the pool. The caller holds a slot.
+func (rt *Runtime) goAttempt(t *Task, h *TaskDef) {
+	rt.attempts.Add(1)
+	go func() {
+		defer rt.attempts.Done()
+		_ = rt.runAttempt(context.Background(), t, h, false)
+	}()
+}
+
+// runAttempt runs one leased task (an attempt, or the fallback of an
+// exhausted task) and records the outcome. Unless sync (the caller's own
+// goroutine, outside Config.Workers), the caller holds a worker slot, which
+// runAttempt releases. The returned error is for a sync caller.
+func (rt *Runtime) runAttempt(callerCtx context.Context, t *Task, h *TaskDef, sync bool) error {
+	if !sync {
+		defer rt.release()
+	}
+	rt.leases.add(t.ID)
+	defer rt.leases.remove(t.ID)
+	if sync {
+		rt.attempts.Add(1)
+		defer rt.attempts.Done()
+	}
+	if t.State == StateFallingBack {
+		rt.runFallback(t, h)
+		return nil
+	}
+	f := fence{id: t.ID, shard: t.ShardKey, owner: t.LeaseOwner, attempt: t.ExecuteTimes, from: StateRunning}
+	if h == nil {
+		rt.giveBack(t, f, fmt.Sprintf("no handler registered for task %q on instance %s: deploy code that registers it (for generated code, call its ArgoRegister function), or discard the task with argoctl", t.Name, rt.cfg.InstanceID))
+		return nil
+	}
+	pol, err := decodePolicy(t.RetryPolicyJSON)
+	if err != nil {
+		pol = h.policy()
+		rt.log.Warn("argo: task has an unreadable retry policy; using the handler's", "task_id", t.ID, "task", t.Name, "error", err)
+	}
+	started := rt.cfg.Now()
+	lag := started.Sub(t.ExecuteTime.Time())
+	ctx := withAttempt(rt.workCtx, t.ID, t.ExecuteTimes, t.Name)
+	if sync {
+		// A sync attempt runs on the caller's behalf: keep its values, but not
+		// its cancellation, which would abandon a persisted attempt half-way.
+		ctx = withAttempt(context.WithoutCancel(callerCtx), t.ID, t.ExecuteTimes, t.Name)
+	}
+	var cancel context.CancelFunc = func() {}
+	if pol.Timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, pol.Timeout)
+	}
+	runErr := callSafely(func() error { return h.Run(ctx, []byte(t.Parameter)) })
+	ctxErr := ctx.Err()
+	cancel()
+	finished := rt.cfg.Now()
+
+	if IsUndecodable(runErr) {
+		rt.giveBack(t, f, fmt.Sprintf("task %d (%s): %v: deploy code whose parameters match the stored arguments, or discard the task with argoctl", t.ID, t.Name, runErr))
+		return nil
+	}
+	if runErr != nil && rt.workCtx.Err() != nil && errors.Is(runErr, context.Canceled) {
+		// Stopped by shutdown, not by the task: give the attempt back.
+		rt.giveBack(t, f, "")
+		return nil
+	}
+	hist := &Attempt{TaskPK: t.ID, Attempt: t.ExecuteTimes, Kind: "attempt", Worker: rt.cfg.InstanceID, StartedAt: toMillis(started), FinishedAt: toMillis(finished)}
+	if runErr == nil {
+		hist.Outcome = OutcomeSucceeded
+		empty := ""
+		rt.record(finishing{fence: f, to: StateSucceeded, due: t.ExecuteTime, errMsg: &empty, history: hist})
+		rt.observe(func(o Observer) {
+			o.AttemptDone(t.Name, "attempt", OutcomeSucceeded, finished.Sub(started), lag)
+			o.Finished(t.Name, StateSucceeded)
+		})
+		return nil
+	}
+
+	permanent := IsPermanent(runErr) || (rt.cfg.IsPermanent != nil && rt.cfg.IsPermanent(runErr))
+	var pe *PanicError
+	switch {
+	case errors.As(runErr, &pe):
+		hist.Outcome = OutcomePanicked
+	case permanent:
+		hist.Outcome = OutcomePermanent
+	case errors.Is(ctxErr, context.DeadlineExceeded):
+		hist.Outcome = OutcomeTimeout
+		runErr = fmt.Errorf("attempt timed out after %s: %w", pol.Timeout, runErr)
+	default:
+		hist.Outcome = OutcomeFailed
+	}
+	msg := runErr.Error()
+	hist.Error = msg
+	willRetry := !permanent && !pol.Exhausted(t.ExecuteTimes)
+	fin := finishing{fence: f, errMsg: &msg, history: hist}
+	if willRetry {
+		delay := pol.Delay(t.ID, t.ExecuteTimes)
+		hist.BackoffMs = delay.Milliseconds()
+		fin.to, fin.due = StateRetrying, toMillis(finished.Add(delay))
+		rt.log.Warn("argo: attempt failed, will retry", "task_id", t.ID, "task", t.Name, "attempt", t.ExecuteTimes, "shard", t.ShardKey, "retry_in", delay, "error", msg)
+	} else {
+		fin.to, fin.due = StateExhausted, toMillis(finished)
+		rt.log.Warn("argo: attempt failed, no retry left", "task_id", t.ID, "task", t.Name, "attempt", t.ExecuteTimes, "shard", t.ShardKey, "permanent", permanent, "error", msg)
+	}
+	recorded := rt.record(fin)
+	rt.observe(func(o Observer) {
+		o.AttemptDone(t.Name, "attempt", hist.Outcome, finished.Sub(started), lag)
+		o.Finished(t.Name, fin.to)
+	})
+	t.ErrorMsg = msg
+	rt.checkAlert(h, t, pol, msg, permanent, willRetry)
+	if willRetry {
+		rt.scheduleWake(fin.due.Time())
+	} else if recorded {
+		rt.fallbackNow(t, h)
+	}
+	return &AttemptError{TaskID: t.ID, Attempt: t.ExecuteTimes, WillRetry: willRetry, Err: runErr}
+}
+
+// fallbackNow claims the task this worker just exhausted and runs its
+// fallback at once, on this goroutine. If the claim fails, the poller will.
+func (rt *Runtime) fallbackNow(t *Task, h *TaskDef) {
+	if !rt.tryAcquire() {
+		rt.poke()
+		return
+	}
+	now := rt.cfg.Now()
+	ft, err := rt.store.claimByID(rt.ctx, t.ID, StateExhausted, rt.cfg.InstanceID, toMillis(now), toMillis(now.Add(rt.cfg.LeaseDuration)))
+	if err != nil || ft == nil {
+		rt.release()
+		rt.poke()
+		return
+	}
+	rt.leases.add(ft.ID)
+	defer rt.leases.remove(ft.ID)
+	defer rt.release()
+	rt.runFallback(ft, h)
+}
+
+// fallbackCauseKey carries the last attempt's error into a fallback.
+type fallbackCauseKey struct{}
+
+// FallbackCause returns, inside a fallback, the error of the task's last
+// attempt (nil elsewhere).
+func FallbackCause(ctx context.Context) error {
+	err, _ := ctx.Value(fallbackCauseKey{}).(error)
+	return err
+}
+
+// runFallback runs the fallback of a falling_back task and ends it
+// recovered (fallback succeeded) or dead (no fallback, or it failed).
+func (rt *Runtime) runFallback(t *Task, h *TaskDef) {
+	f := fence{id: t.ID, shard: t.ShardKey, owner: t.LeaseOwner, attempt: t.ExecuteTimes, from: StateFallingBack}
+	if h == nil {
+		msg := fmt.Sprintf("attempts exhausted, but no handler registered for task %q on instance %s to run its fallback: deploy code that registers it, or discard the task with argoctl", t.Name, rt.cfg.InstanceID)
+		rt.record(finishing{fence: f, to: StateExhausted, due: toMillis(rt.cfg.Now().Add(rt.cfg.UnknownTaskDelay)), fallbackErr: &msg})
+		return
+	}
+	started := rt.cfg.Now()
+	hist := &Attempt{TaskPK: t.ID, Attempt: t.ExecuteTimes, Kind: "fallback", Worker: rt.cfg.InstanceID, StartedAt: toMillis(started)}
+	if h.Fallback == nil {
+		hist.Outcome, hist.Error, hist.FinishedAt = "no_fallback", "no fallback configured: the task is dead", hist.StartedAt
+		rt.record(finishing{fence: f, to: StateDead, due: t.ExecuteTime, history: hist})
+		rt.log.Error("argo: task dead", "task_id", t.ID, "task", t.Name, "attempts", t.ExecuteTimes, "shard", t.ShardKey, "error", t.ErrorMsg)
+		rt.observe(func(o Observer) { o.Finished(t.Name, StateDead) })
+		return
+	}
+	ctx := context.WithValue(withAttempt(rt.workCtx, t.ID, t.ExecuteTimes, t.Name), fallbackCauseKey{}, errors.New(t.ErrorMsg))
+	err := callSafely(func() error { return h.Fallback(ctx, []byte(t.Parameter), errors.New(t.ErrorMsg)) })
+	finished := rt.cfg.Now()
+	hist.FinishedAt = toMillis(finished)
+	if err != nil && rt.workCtx.Err() != nil && errors.Is(err, context.Canceled) {
+		msg := "fallback interrupted by shutdown"
+		rt.record(finishing{fence: f, to: StateExhausted, due: toMillis(finished), fallbackErr: &msg})
+		return
+	}
+	to := StateRecovered
+	fbErr := ""
+	hist.Outcome = OutcomeSucceeded
+	if err != nil {
+		to, fbErr = StateDead, err.Error()
+		hist.Outcome, hist.Error = OutcomeFailed, fbErr
+		var pe *PanicError
+		if errors.As(err, &pe) {
+			hist.Outcome = OutcomePanicked
+		}
+	}
+	rt.record(finishing{fence: f, to: to, due: t.ExecuteTime, fallbackErr: &fbErr, history: hist})
+	if to == StateDead {
+		rt.log.Error("argo: task dead: fallback failed", "task_id", t.ID, "task", t.Name, "attempts", t.ExecuteTimes, "shard", t.ShardKey, "error", t.ErrorMsg, "fallback_error", fbErr)
+	} else {
+		rt.log.Info("argo: task recovered by fallback", "task_id", t.ID, "task", t.Name, "attempts", t.ExecuteTimes)
+	}
+	rt.observe(func(o Observer) {
+		o.AttemptDone(t.Name, "fallback", hist.Outcome, finished.Sub(started), 0)
+		o.Finished(t.Name, to)
+	})
+}
+
+// giveBack releases a running task without counting the attempt: no
+// handler, undecodable arguments (msg says which; the task waits
+// UnknownTaskDelay) or shutdown (msg empty; due at once for another instance).
+func (rt *Runtime) giveBack(t *Task, f fence, msg string) {
+	to := StateRetrying
+	if t.ExecuteTimes <= 1 {
+		to = StatePending
+	}
+	if to == StatePending && !CanTransition(StateRunning, StatePending) {
+		to = StateRetrying
+	}
+	due := rt.cfg.Now()
+	fin := finishing{fence: f, to: to, undoAttempt: true}
+	if msg != "" {
+		due = due.Add(rt.cfg.UnknownTaskDelay)
+		fin.errMsg = &msg
+		rt.log.Error("argo: task cannot run here; left pending", "task_id", t.ID, "task", t.Name, "shard", t.ShardKey, "retry_in", rt.cfg.UnknownTaskDelay, "error", msg)
+	}
+	fin.due = toMillis(due)
+	rt.record(fin)
+}
+
+// record writes a fenced finish. If the database is unreachable it keeps
+// trying in the background (the attempt did run; its outcome must land) until
+// the write lands, the lease is found lost, or the runtime is stopped. It
+// reports whether the write landed now.
+func (rt *Runtime) record(f finishing) bool {
+	err := rt.store.finish(context.Background(), f, toMillis(rt.cfg.Now()))
+	if err == nil {
+		rt.health.ok(rt)
+		return true
+	}
+	if errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrTransitionInvalid) {
+		rt.log.Warn("argo: outcome not recorded: the lease was lost (the task was rescued or changed meanwhile)", "task_id", f.id, "attempt", f.attempt, "to", f.to)
+		return false
+	}
+	rt.health.failed(rt, "record", err)
+	rt.loops.Add(1)
+	go func() {
+		defer rt.loops.Done()
+		wait := 100 * time.Millisecond
+		deadline := time.Now().Add(rt.cfg.ShutdownTimeout)
+		for {
+			select {
+			case <-time.After(wait):
+			case <-rt.ctx.Done():
+				if time.Now().After(deadline) {
+					rt.log.Error("argo: outcome not recorded before shutdown; the lease will expire and the task be rescued", "task_id", f.id, "attempt", f.attempt)
+					return
+				}
+				time.Sleep(wait)
+			}
+			err := rt.store.finish(context.Background(), f, toMillis(rt.cfg.Now()))
+			if err == nil {
+				rt.health.ok(rt)
+				return
+			}
+			if errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrTransitionInvalid) {
+				rt.log.Warn("argo: outcome not recorded: the lease was lost meanwhile", "task_id", f.id, "attempt", f.attempt)
+				return
+			}
+			if wait < 5*time.Second {
+				wait *= 2
+			}
+		}
+	}()
+	return false
+}
+
+// callSafely runs fn, turning a panic into a *PanicError with the stack.
+func callSafely(fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &PanicError{Value: r, Stack: string(debug.Stack())}
+		}
+	}()
+	return fn()
+}
+
+// checkAlert evaluates the task's alert after a failed attempt.
+func (rt *Runtime) checkAlert(h *TaskDef, t *Task, pol RetryPolicy, msg string, permanent, willRetry bool) {
+	if h == nil || h.Alert == "" {
+		return
+	}
+	env := AlertEnv{
+		ExecuteTimes: t.ExecuteTimes, MaxAttempts: pol.MaxAttempts, TaskName: t.Name, TaskID: t.ID,
+		LastError: msg, Permanent: permanent, WillRetry: willRetry, Exhausted: !willRetry,
+		ShardKey: t.ShardKey, AgeSeconds: rt.cfg.Now().Sub(t.GmtCreate.Time()).Seconds(),
+	}
+	if rt.alerts.check(h, env) {
+		rt.observe(func(o Observer) { o.AlertFired(t.Name) })
+	}
+}

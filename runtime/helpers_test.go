@@ -1,0 +1,104 @@
+package runtime
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/argo-retry/argo/internal/testdb"
+)
+
+// forEachBackend runs fn as a subtest against SQLite and MariaDB.
+func forEachBackend(t *testing.T, fn func(t *testing.T, dsn string)) {
+	for _, b := range testdb.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) { fn(t, b.DSN) })
+	}
+}
+
+// quietLogger drops logs unless -v.
+func quietLogger() *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(logWriter{}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+type logWriter struct{}
+
+func (logWriter) Write(p []byte) (int, error) { return len(p), nil }
+
+// testConfig is a fast-moving configuration for tests.
+func testConfig(dsn string) Config {
+	return Config{
+		DSN: dsn, AutoMigrate: true, PollInterval: 20 * time.Millisecond, LeaseDuration: 2 * time.Second,
+		HeartbeatInterval: 200 * time.Millisecond, UnknownTaskDelay: 100 * time.Millisecond,
+		ShutdownTimeout: 5 * time.Second, Logger: quietLogger(),
+	}
+}
+
+func startRuntime(t testing.TB, cfg Config) *Runtime {
+	t.Helper()
+	rt, err := Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() { rt.Stop(context.Background()) })
+	return rt
+}
+
+// waitFor polls cond until it holds or the timeout passes.
+func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitState waits until task id is in state want.
+func waitState(t testing.TB, rt *Runtime, id int64, want State, timeout time.Duration) *Task {
+	t.Helper()
+	var last *Task
+	waitFor(t, timeout, "task to become "+want.String(), func() bool {
+		task, err := rt.Inspector().Get(context.Background(), id)
+		if err != nil {
+			t.Fatalf("Get(%d): %v", id, err)
+		}
+		last = task
+		return task.State == want
+	})
+	return last
+}
+
+// fastPolicy retries quickly.
+func fastPolicy(maxAttempts int) RetryPolicy {
+	return RetryPolicy{MaxAttempts: maxAttempts, Backoff: BackoffFixed, Initial: 10 * time.Millisecond, Jitter: Jitter{Kind: JitterNone}}
+}
+
+// calls counts calls per key, safely.
+type calls struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *calls) inc(key string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	c.n[key]++
+	return c.n[key]
+}
+
+func (c *calls) get(key string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[key]
+}

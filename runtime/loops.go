@@ -1,0 +1,227 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// startLoops starts the background loops; each ends when rt.ctx is canceled.
+func (rt *Runtime) startLoops() {
+	for _, loop := range []func(){rt.pollLoop, rt.renewLoop, rt.heartbeatLoop, rt.maintenanceLoop} {
+		rt.loops.Add(1)
+		go func() {
+			defer rt.loops.Done()
+			loop()
+		}()
+	}
+}
+
+// sleep waits d or until the runtime stops; it reports whether to go on.
+func (rt *Runtime) sleep(d time.Duration, wake <-chan struct{}) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-rt.ctx.Done():
+		return false
+	case <-t.C:
+	case <-wake:
+	}
+	return true
+}
+
+// pollLoop claims due tasks of this instance's shards while there are free
+// workers, every PollInterval or when poked (a submit, a retry timer, a
+// finished attempt).
+func (rt *Runtime) pollLoop() {
+	for {
+		rt.claimAvailable()
+		if !rt.sleep(rt.health.pollDelay(rt.cfg.PollInterval), rt.wake) {
+			return
+		}
+	}
+}
+
+func (rt *Runtime) claimAvailable() {
+	for rt.ctx.Err() == nil {
+		n := 0
+		for n < rt.cfg.ClaimBatch && rt.tryAcquire() {
+			n++
+		}
+		if n == 0 {
+			return
+		}
+		now := rt.cfg.Now()
+		tasks, err := rt.store.claimDue(rt.ctx, rt.cfg.InstanceID, toMillis(now), toMillis(now.Add(rt.cfg.LeaseDuration)), n, rt.shards.ownedShards())
+		for range n - len(tasks) {
+			rt.release()
+		}
+		if err != nil {
+			if rt.ctx.Err() == nil {
+				rt.health.failed(rt, "claim", err)
+				rt.observe(func(o Observer) { o.ClaimError(err) })
+			}
+			return
+		}
+		rt.health.ok(rt)
+		for _, t := range tasks {
+			rt.goAttemptPoked(t)
+		}
+		if len(tasks) < n {
+			return
+		}
+	}
+}
+
+// goAttemptPoked runs a claimed task and pokes the poller when it is done,
+// so a freed worker takes the next due task without waiting for the tick.
+func (rt *Runtime) goAttemptPoked(t *Task) {
+	rt.attempts.Add(1)
+	go func() {
+		defer rt.attempts.Done()
+		defer rt.poke()
+		_ = rt.runAttempt(context.Background(), t, rt.handler(t.Name), false)
+	}()
+}
+
+// renewLoop extends the leases of running attempts every LeaseDuration/3.
+func (rt *Runtime) renewLoop() {
+	for rt.sleep(rt.cfg.LeaseDuration/3, nil) {
+		ids := rt.leases.list()
+		if len(ids) == 0 {
+			continue
+		}
+		now := rt.cfg.Now()
+		if _, err := rt.store.extendLeases(rt.ctx, rt.cfg.InstanceID, ids, toMillis(now.Add(rt.cfg.LeaseDuration)), toMillis(now)); err != nil && rt.ctx.Err() == nil {
+			rt.health.failed(rt, "renew leases", err)
+		}
+	}
+}
+
+// heartbeatLoop keeps this instance in argo_instance and its shard split current.
+func (rt *Runtime) heartbeatLoop() {
+	for rt.sleep(rt.cfg.HeartbeatInterval, nil) {
+		if err := rt.heartbeat(rt.ctx); err != nil && rt.ctx.Err() == nil {
+			rt.health.failed(rt, "heartbeat", err)
+		}
+	}
+}
+
+// maintenanceLoop runs on the one instance holding the "maintenance" role:
+// it rescues expired leases every RescueInterval and purges old finished
+// rows every MaintenanceInterval.
+func (rt *Runtime) maintenanceLoop() {
+	var lastPurge time.Time
+	for {
+		lead, err := rt.leader(rt.ctx, "maintenance", rt.cfg.InstanceTimeout)
+		if err != nil && rt.ctx.Err() == nil {
+			rt.health.failed(rt, "leader election", err)
+		}
+		if lead {
+			rt.rescueExpired(rt.ctx)
+			if rt.cfg.RetentionAge > 0 && time.Since(lastPurge) >= rt.cfg.MaintenanceInterval {
+				lastPurge = time.Now()
+				rt.purgeFinished(rt.ctx)
+			}
+		}
+		if !rt.sleep(rt.cfg.RescueInterval, nil) {
+			return
+		}
+	}
+}
+
+// rescueExpired takes back tasks whose lease expired (their instance died
+// or hung): the attempt counts as failed, and the task goes on per its
+// policy. A falling_back task goes back to exhausted to retry its fallback.
+func (rt *Runtime) rescueExpired(ctx context.Context) int {
+	rescued := 0
+	for ctx.Err() == nil {
+		now := rt.cfg.Now()
+		tasks, err := rt.store.expiredLeases(ctx, toMillis(now), 100)
+		if err != nil {
+			if ctx.Err() == nil {
+				rt.health.failed(rt, "rescue", err)
+			}
+			return rescued
+		}
+		for _, t := range tasks {
+			if rt.rescueOne(ctx, t, now) {
+				rescued++
+			}
+		}
+		if len(tasks) < 100 {
+			return rescued
+		}
+	}
+	return rescued
+}
+
+func (rt *Runtime) rescueOne(ctx context.Context, t *Task, now time.Time) bool {
+	msg := fmt.Sprintf("lease of instance %s expired at %s (the instance stopped or hung); attempt %d counted as failed", t.LeaseOwner, t.LeaseUntil.Time().UTC().Format(time.RFC3339Nano), t.ExecuteTimes)
+	hist := &Attempt{TaskPK: t.ID, Attempt: t.ExecuteTimes, Kind: "attempt", Worker: t.LeaseOwner, StartedAt: t.GmtModified, FinishedAt: toMillis(now), Outcome: OutcomeLeaseExpired, Error: msg}
+	f := finishing{fence: fence{id: t.ID, shard: t.ShardKey, owner: t.LeaseOwner, attempt: t.ExecuteTimes, from: t.State}, errMsg: &msg, history: hist}
+	if t.State == StateFallingBack {
+		hist.Kind = "fallback"
+		f.to, f.due = StateExhausted, toMillis(now)
+	} else {
+		pol, err := decodePolicy(t.RetryPolicyJSON)
+		if err != nil {
+			if h := rt.handler(t.Name); h != nil {
+				pol = h.policy()
+			} else {
+				pol = DefaultRetryPolicy()
+			}
+		}
+		if pol.Exhausted(t.ExecuteTimes) {
+			f.to, f.due = StateExhausted, toMillis(now)
+		} else {
+			d := pol.Delay(t.ID, t.ExecuteTimes)
+			hist.BackoffMs = d.Milliseconds()
+			f.to, f.due = StateRetrying, toMillis(now.Add(d))
+		}
+	}
+	err := rt.store.rescue(ctx, f, t.LeaseUntil, toMillis(now))
+	if errors.Is(err, ErrLeaseLost) {
+		return false // renewed or finished meanwhile: the worker won
+	}
+	if err != nil {
+		rt.log.Error("argo: lease rescue failed", "task_id", t.ID, "error", err)
+		return false
+	}
+	rt.log.Warn("argo: rescued expired lease", "task_id", t.ID, "task", t.Name, "attempt", t.ExecuteTimes, "shard", t.ShardKey, "owner", t.LeaseOwner, "next", f.to)
+	rt.observe(func(o Observer) { o.LeaseRescued(t.Name) })
+	if h := rt.handler(t.Name); h != nil && t.State == StateRunning {
+		pol, _ := decodePolicy(t.RetryPolicyJSON)
+		rt.checkAlert(h, t, pol, msg, false, f.to == StateRetrying)
+	}
+	rt.scheduleWake(f.due.Time())
+	return true
+}
+
+// purgeFinished deletes succeeded, recovered and discarded rows older than
+// RetentionAge, in batches of PurgeBatch, pausing between batches.
+func (rt *Runtime) purgeFinished(ctx context.Context) int {
+	cutoff := toMillis(rt.cfg.Now().Add(-rt.cfg.RetentionAge))
+	total := 0
+	for ctx.Err() == nil {
+		n, err := rt.store.purge(ctx, cutoff, rt.cfg.PurgeBatch)
+		total += n
+		if err != nil {
+			if ctx.Err() == nil {
+				rt.log.Error("argo: retention purge failed", "error", err)
+			}
+			break
+		}
+		if n < rt.cfg.PurgeBatch {
+			break
+		}
+		if !rt.sleep(10*time.Millisecond, nil) {
+			break
+		}
+	}
+	if total > 0 {
+		rt.log.Info("argo: purged finished tasks", "rows", total, "older_than", rt.cfg.RetentionAge)
+	}
+	return total
+}

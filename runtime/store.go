@@ -1,0 +1,240 @@
+package runtime
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jmoiron/sqlx"
+	_ "modernc.org/sqlite" // the embedded default database
+
+	argosql "github.com/argo-retry/argo/sql"
+)
+
+// Dialect names for Config.Dialect and OpenDB.
+const (
+	DialectMySQL  = "mysql"
+	DialectSQLite = "sqlite"
+)
+
+// store is every statement argo runs. Both databases take the same SQL
+// (with ? placeholders) except the claim, which is the dialect's own.
+// On SQLite every write runs in a BEGIN IMMEDIATE transaction (the DSN sets
+// _txlock=immediate), so concurrent writers queue on busy_timeout instead of
+// failing with SQLITE_BUSY.
+type store struct {
+	db      *sqlx.DB
+	dialect string
+}
+
+// OpenDB opens the database a DSN names ("sqlite:PATH" or
+// "mysql:USER:PASS@tcp(HOST:PORT)/DB") with the settings argo needs, and
+// returns the handle and its dialect. Use it to share one handle between
+// your own transactions and Config.DB.
+func OpenDB(dsn string) (*sql.DB, string, error) {
+	switch {
+	case strings.HasPrefix(dsn, "sqlite:"):
+		path := strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite:"), "//")
+		if path == "" {
+			return nil, "", fmt.Errorf(`argo: DSN %q names no file: write "sqlite:argo.db" or "sqlite:/var/lib/app/argo.db"`, dsn)
+		}
+		sep := "?"
+		if strings.Contains(path, "?") {
+			sep = "&"
+		}
+		db, err := sql.Open("sqlite", "file:"+path+sep+"_pragma=busy_timeout(20000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate")
+		if err != nil {
+			return nil, "", fmt.Errorf("argo: open %s: %w", dsn, err)
+		}
+		db.SetMaxOpenConns(8)
+		return db, DialectSQLite, nil
+	case strings.HasPrefix(dsn, "mysql:"):
+		raw := strings.TrimPrefix(strings.TrimPrefix(dsn, "mysql:"), "//")
+		mc, err := mysql.ParseDSN(raw)
+		if err != nil {
+			return nil, "", fmt.Errorf(`argo: DSN %q is not a MySQL DSN (%v): write "mysql:user:password@tcp(host:3306)/dbname"`, redactDSN(dsn), err)
+		}
+		if mc.DBName == "" {
+			return nil, "", fmt.Errorf(`argo: DSN %q names no database: write "mysql:user:password@tcp(host:3306)/dbname"`, redactDSN(dsn))
+		}
+		conn, err := mysql.NewConnector(mc)
+		if err != nil {
+			return nil, "", fmt.Errorf("argo: DSN %q: %w", redactDSN(dsn), err)
+		}
+		db := sql.OpenDB(conn)
+		db.SetMaxOpenConns(64)
+		db.SetMaxIdleConns(64)
+		return db, DialectMySQL, nil
+	}
+	return nil, "", fmt.Errorf(`argo: DSN %q: want "sqlite:PATH" (embedded default) or "mysql:user:password@tcp(host:3306)/dbname"`, redactDSN(dsn))
+}
+
+// redactDSN hides a password in a MySQL DSN for error messages.
+func redactDSN(dsn string) string {
+	at := strings.LastIndex(dsn, "@")
+	if at < 0 {
+		return dsn
+	}
+	head := dsn[:at]
+	colon := strings.LastIndex(head, ":")
+	if colon < 0 || strings.HasSuffix(head[:colon], "mysql") {
+		return dsn
+	}
+	return head[:colon] + ":***" + dsn[at:]
+}
+
+func newStore(db *sql.DB, dialect string) *store {
+	return &store{db: sqlx.NewDb(db, dialect), dialect: dialect}
+}
+
+// write runs fn in a transaction (BEGIN IMMEDIATE on SQLite).
+func (s *store) write(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// exec runs one write statement: in autocommit on MySQL, in an immediate
+// transaction on SQLite.
+func (s *store) exec(ctx context.Context, query string, args ...any) (int64, error) {
+	if s.dialect == DialectMySQL {
+		res, err := s.db.ExecContext(ctx, query, args...)
+		if err != nil {
+			return 0, err
+		}
+		return res.RowsAffected()
+	}
+	var n int64
+	err := s.write(ctx, func(tx *sqlx.Tx) error {
+		res, err := tx.ExecContext(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n, err
+}
+
+// schemaProbes select every column argo uses, so a missing table or an old
+// schema fails the check.
+var schemaProbes = []string{
+	"SELECT " + taskColumns + " FROM argo_task WHERE 1=0",
+	"SELECT id, task_pk, attempt, kind, worker, started_at, finished_at, outcome, error_msg, backoff_ms FROM argo_task_attempt WHERE 1=0",
+	"SELECT instance_id, heartbeat_at, started_at FROM argo_instance WHERE 1=0",
+	"SELECT name, holder, expires_at FROM argo_leader WHERE 1=0",
+}
+
+// checkSchema fails with the file to apply when the schema is missing.
+func (s *store) checkSchema(ctx context.Context) error {
+	for _, q := range schemaProbes {
+		rows, err := s.db.QueryContext(ctx, q)
+		if err != nil {
+			return &SchemaError{Dialect: s.dialect, Err: err}
+		}
+		rows.Close()
+	}
+	return nil
+}
+
+// SchemaError says the argo tables are missing or out of date, and what to apply.
+type SchemaError struct {
+	Dialect string
+	Err     error
+}
+
+func (e *SchemaError) Error() string {
+	return fmt.Sprintf("argo: the argo tables are missing or out of date in this database (%v): apply sql/%s/000001_argo_task.up.sql (DBAs), run `argoctl migrate -dsn ...`, or set Config.AutoMigrate", e.Err, e.Dialect)
+}
+
+func (e *SchemaError) Unwrap() error { return e.Err }
+
+// Migrate applies the embedded migrations of the dialect that are not yet
+// recorded in argo_schema_migrations. It is idempotent and safe to run from
+// several processes at once (every statement is IF NOT EXISTS).
+func Migrate(ctx context.Context, db *sql.DB, dialect string) ([]string, error) {
+	if dialect != DialectMySQL && dialect != DialectSQLite {
+		return nil, fmt.Errorf("argo: migrate: dialect %q unknown", dialect)
+	}
+	if _, err := db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS argo_schema_migrations (version BIGINT NOT NULL PRIMARY KEY, applied_at BIGINT NOT NULL)"); err != nil {
+		return nil, fmt.Errorf("argo: migrate: %w", err)
+	}
+	files, err := fs.Glob(argosql.FS, dialect+"/*.up.sql")
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	var applied []string
+	for _, f := range files {
+		base := strings.TrimPrefix(f, dialect+"/")
+		version, err := strconv.ParseInt(strings.SplitN(base, "_", 2)[0], 10, 64)
+		if err != nil {
+			return applied, fmt.Errorf("argo: migrate: %s: bad version prefix", f)
+		}
+		var n int
+		if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM argo_schema_migrations WHERE version = ?", version).Scan(&n); err != nil {
+			return applied, fmt.Errorf("argo: migrate: %w", err)
+		}
+		if n > 0 {
+			continue
+		}
+		body, err := argosql.FS.ReadFile(f)
+		if err != nil {
+			return applied, err
+		}
+		for _, stmt := range splitStatements(string(body)) {
+			if _, err := db.ExecContext(ctx, stmt); err != nil {
+				return applied, fmt.Errorf("argo: migrate %s: %w\n%s", f, err, stmt)
+			}
+		}
+		if _, err := db.ExecContext(ctx, "INSERT INTO argo_schema_migrations (version, applied_at) VALUES (?, ?)", version, nowMillis()); err != nil && !isDuplicate(err) {
+			return applied, fmt.Errorf("argo: migrate: record %s: %w", f, err)
+		}
+		applied = append(applied, f)
+	}
+	return applied, nil
+}
+
+// splitStatements splits a migration file on semicolons at line ends,
+// dropping -- comment lines. Migration files keep semicolons out of strings.
+func splitStatements(body string) []string {
+	var out []string
+	var cur strings.Builder
+	for _, line := range strings.Split(body, "\n") {
+		t := strings.TrimSpace(line)
+		if t == "" || strings.HasPrefix(t, "--") {
+			continue
+		}
+		cur.WriteString(line)
+		cur.WriteString("\n")
+		if strings.HasSuffix(t, ";") {
+			out = append(out, strings.TrimSuffix(strings.TrimSpace(cur.String()), ";"))
+			cur.Reset()
+		}
+	}
+	if s := strings.TrimSpace(cur.String()); s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+// isDuplicate reports a unique-key violation on either database.
+func isDuplicate(err error) bool {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Number == 1062
+	}
+	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
+}

@@ -1,0 +1,311 @@
+package runtime
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+func nowMillis() Millis { return toMillis(time.Now()) }
+
+// ErrDuplicate is returned (with the existing task's id) by a submit whose
+// UniqueKey was already used for the same task name.
+var ErrDuplicate = errors.New("argo: a task with this name and unique key already exists")
+
+// ErrNotFound is returned for a task id that is not in argo_task.
+var ErrNotFound = errors.New("argo: no such task")
+
+const insertTaskSQL = `INSERT INTO argo_task (task_id, task_status, execute_times, max_attempts, execute_time, parameter_types, method_name, method_sign_name, execute_interval_sec, delay_time, task_parameter, performance_way, thread_way, error_msg, alert_expression, alert_action_bean_name, fallback_class_name, fallback_error_msg, shard_key, retry_policy, lease_owner, lease_until, unique_key, discard_reason, gmt_create, gmt_modified) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+func insertArgs(t *Task) []any {
+	return []any{t.Name, t.State, t.ExecuteTimes, t.MaxAttempts, t.ExecuteTime, t.ParameterTypes, t.MethodName, t.MethodSignName, t.ExecuteIntervalSec, t.DelayTime, t.Parameter, t.PerformanceWay, t.ThreadWay, t.ErrorMsg, t.AlertExpression, t.AlertActionBeanName, t.FallbackClassName, t.FallbackErrorMsg, t.ShardKey, t.RetryPolicyJSON, t.LeaseOwner, t.LeaseUntil, t.UniqueKey, t.DiscardReason, t.GmtCreate, t.GmtModified}
+}
+
+// insert writes t through ex (the store's own handle when ex is nil) and
+// sets t.ID. A unique-key clash returns ErrDuplicate with t.ID set to the
+// existing row.
+func (s *store) insert(ctx context.Context, ex Execer, t *Task) error {
+	var res sql.Result
+	var err error
+	switch {
+	case ex != nil:
+		res, err = ex.ExecContext(ctx, insertTaskSQL, insertArgs(t)...)
+	case s.dialect == DialectSQLite:
+		err = s.write(ctx, func(tx *sqlx.Tx) error {
+			res, err = tx.ExecContext(ctx, insertTaskSQL, insertArgs(t)...)
+			return err
+		})
+	default:
+		res, err = s.db.ExecContext(ctx, insertTaskSQL, insertArgs(t)...)
+	}
+	if err != nil {
+		if isDuplicate(err) && t.UniqueKey.Valid {
+			if qerr := s.db.GetContext(ctx, &t.ID, "SELECT id FROM argo_task WHERE task_id = ? AND unique_key = ?", t.Name, t.UniqueKey.String); qerr != nil {
+				return fmt.Errorf("%w (and its id could not be read: %v)", ErrDuplicate, qerr)
+			}
+			return ErrDuplicate
+		}
+		return err
+	}
+	t.ID, err = res.LastInsertId()
+	return err
+}
+
+// claimSet is the SET clause of every claim: a due attempt becomes running
+// with one more execute_times; an exhausted task becomes falling_back.
+// execute_times is assigned first because MySQL evaluates SET left to right.
+const claimSet = `execute_times = CASE WHEN task_status = 4 THEN execute_times ELSE execute_times + 1 END, task_status = CASE WHEN task_status = 4 THEN 5 ELSE 1 END, lease_owner = ?, lease_until = ?, gmt_modified = ?`
+
+// claimDue leases up to limit due tasks (pending, retrying or exhausted, with
+// execute_time <= now) of the given shards (all when shards is nil), oldest
+// due first. MySQL: SELECT … FOR UPDATE SKIP LOCKED, then UPDATE, in one
+// transaction. SQLite: one UPDATE … RETURNING in a BEGIN IMMEDIATE transaction.
+func (s *store) claimDue(ctx context.Context, owner string, now, leaseUntil Millis, limit int, shards []int) ([]*Task, error) {
+	where := "task_status IN (0, 2, 4) AND execute_time <= ?"
+	args := []any{now}
+	if shards != nil {
+		if len(shards) == 0 {
+			return nil, nil
+		}
+		in, sargs := inList(shards)
+		where += " AND shard_key IN " + in
+		args = append(args, sargs...)
+	}
+	var tasks []*Task
+	if s.dialect == DialectSQLite {
+		q := "UPDATE argo_task SET " + claimSet + " WHERE id IN (SELECT id FROM argo_task WHERE " + where + " ORDER BY execute_time LIMIT ?) RETURNING " + taskColumns
+		all := append([]any{owner, leaseUntil, now}, append(args, limit)...)
+		err := s.write(ctx, func(tx *sqlx.Tx) error { return tx.SelectContext(ctx, &tasks, q, all...) })
+		return tasks, err
+	}
+	err := s.write(ctx, func(tx *sqlx.Tx) error {
+		q := "SELECT " + taskColumns + " FROM argo_task WHERE " + where + " ORDER BY execute_time LIMIT ? FOR UPDATE SKIP LOCKED"
+		if err := tx.SelectContext(ctx, &tasks, q, append(args, limit)...); err != nil {
+			return err
+		}
+		if len(tasks) == 0 {
+			return nil
+		}
+		ids := make([]int64, len(tasks))
+		for i, t := range tasks {
+			ids[i] = t.ID
+		}
+		in, idArgs := inList(ids)
+		_, err := tx.ExecContext(ctx, "UPDATE argo_task SET "+claimSet+" WHERE id IN "+in, append([]any{owner, leaseUntil, now}, idArgs...)...)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range tasks {
+		if t.State == StateExhausted {
+			t.State = StateFallingBack
+		} else {
+			t.ExecuteTimes++
+			t.State = StateRunning
+		}
+		t.LeaseOwner, t.LeaseUntil, t.GmtModified = owner, leaseUntil, now
+	}
+	return tasks, nil
+}
+
+// claimByID leases one task that is due now in the given from-state
+// (pending, retrying or exhausted). It returns the claimed row, or nil if
+// someone else holds it or it is not (yet) visible.
+func (s *store) claimByID(ctx context.Context, id int64, from State, owner string, now, leaseUntil Millis) (*Task, error) {
+	n, err := s.exec(ctx, "UPDATE argo_task SET "+claimSet+" WHERE id = ? AND task_status = ?", owner, leaseUntil, now, id, from)
+	if err != nil || n == 0 {
+		return nil, err
+	}
+	t, err := s.get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if t.LeaseOwner != owner || !t.State.Leased() {
+		return nil, nil
+	}
+	return t, nil
+}
+
+// fence identifies the lease a write must still hold.
+type fence struct {
+	id      int64
+	shard   int
+	owner   string
+	attempt int   // execute_times when claimed
+	from    State // running or falling_back
+}
+
+// finishing is a fenced state change at the end of an attempt or fallback.
+type finishing struct {
+	fence
+	to          State
+	due         Millis // next execute_time
+	errMsg      *string
+	fallbackErr *string
+	undoAttempt bool // give the attempt back (released without running)
+	history     *Attempt
+}
+
+// finish applies f if the lease still holds, and records its attempt row in
+// the same transaction. It returns ErrLeaseLost if the lease was taken over.
+func (s *store) finish(ctx context.Context, f finishing, now Millis) error {
+	if err := CheckTransition(f.id, f.from, f.to); err != nil {
+		return err
+	}
+	set := "task_status = ?, execute_time = ?, lease_owner = '', lease_until = 0, gmt_modified = ?"
+	args := []any{f.to, f.due, now}
+	if f.errMsg != nil {
+		set += ", error_msg = ?"
+		args = append(args, *f.errMsg)
+	}
+	if f.fallbackErr != nil {
+		set += ", fallback_error_msg = ?"
+		args = append(args, *f.fallbackErr)
+	}
+	if f.undoAttempt {
+		set += ", execute_times = execute_times - 1"
+	}
+	args = append(args, f.id, f.shard, f.from, f.owner, f.attempt)
+	q := "UPDATE argo_task SET " + set + " WHERE id = ? AND shard_key = ? AND task_status = ? AND lease_owner = ? AND execute_times = ?"
+	return s.write(ctx, func(tx *sqlx.Tx) error {
+		res, err := tx.ExecContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return ErrLeaseLost
+		}
+		if f.history != nil {
+			return insertAttempt(ctx, tx, f.history)
+		}
+		return nil
+	})
+}
+
+func insertAttempt(ctx context.Context, ex Execer, a *Attempt) error {
+	_, err := ex.ExecContext(ctx, "INSERT INTO argo_task_attempt (task_pk, attempt, kind, worker, started_at, finished_at, outcome, error_msg, backoff_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		a.TaskPK, a.Attempt, a.Kind, a.Worker, a.StartedAt, a.FinishedAt, a.Outcome, a.Error, a.BackoffMs)
+	return err
+}
+
+// extendLeases renews the leases this owner holds on ids.
+func (s *store) extendLeases(ctx context.Context, owner string, ids []int64, until, now Millis) (int64, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	in, args := inList(ids)
+	return s.exec(ctx, "UPDATE argo_task SET lease_until = ? WHERE lease_owner = ? AND task_status IN (1, 5) AND id IN "+in, append([]any{until, owner}, args...)...)
+}
+
+// expiredLeases lists leased tasks whose lease ran out before now.
+func (s *store) expiredLeases(ctx context.Context, now Millis, limit int) ([]*Task, error) {
+	var tasks []*Task
+	err := s.db.SelectContext(ctx, &tasks, "SELECT "+taskColumns+" FROM argo_task WHERE task_status IN (1, 5) AND lease_until < ? ORDER BY lease_until LIMIT ?", now, limit)
+	return tasks, err
+}
+
+// rescue applies f to an expired lease only if the row still holds exactly
+// that lease (same owner, attempt and lease_until): a worker that renewed
+// or finished meanwhile wins, and the rescue is skipped (ErrLeaseLost).
+func (s *store) rescue(ctx context.Context, f finishing, leaseUntil, now Millis) error {
+	if err := CheckTransition(f.id, f.from, f.to); err != nil {
+		return err
+	}
+	return s.write(ctx, func(tx *sqlx.Tx) error {
+		res, err := tx.ExecContext(ctx, "UPDATE argo_task SET task_status = ?, execute_time = ?, error_msg = ?, lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND shard_key = ? AND task_status = ? AND lease_owner = ? AND execute_times = ? AND lease_until = ?",
+			f.to, f.due, *f.errMsg, now, f.id, f.shard, f.from, f.owner, f.attempt, leaseUntil)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ErrLeaseLost
+		}
+		return insertAttempt(ctx, tx, f.history)
+	})
+}
+
+// get reads one task.
+func (s *store) get(ctx context.Context, id int64) (*Task, error) {
+	var t Task
+	err := s.db.GetContext(ctx, &t, "SELECT "+taskColumns+" FROM argo_task WHERE id = ?", id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%w: %d", ErrNotFound, id)
+	}
+	return &t, err
+}
+
+// attempts reads the attempt history of a task, oldest first.
+func (s *store) attempts(ctx context.Context, id int64) ([]Attempt, error) {
+	var out []Attempt
+	err := s.db.SelectContext(ctx, &out, "SELECT id, task_pk, attempt, kind, worker, started_at, finished_at, outcome, error_msg, backoff_ms FROM argo_task_attempt WHERE task_pk = ? ORDER BY id", id)
+	return out, err
+}
+
+// requeue moves a dead or discarded task back to pending with a fresh
+// attempt budget, due at now.
+func (s *store) requeue(ctx context.Context, id int64, now Millis) error {
+	n, err := s.exec(ctx, "UPDATE argo_task SET task_status = 0, execute_times = 0, execute_time = ?, fallback_error_msg = '', discard_reason = '', lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND task_status IN (7, 8)", now, now, id)
+	return s.stateChanged(ctx, id, StatePending, n, err)
+}
+
+// discard ends a pending, retrying, exhausted or dead task with a reason.
+func (s *store) discard(ctx context.Context, id int64, reason string, now Millis) error {
+	if strings.TrimSpace(reason) == "" {
+		return errors.New("argo: discard needs a reason (it is recorded in discard_reason)")
+	}
+	n, err := s.exec(ctx, "UPDATE argo_task SET task_status = 8, discard_reason = ?, lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND task_status IN (0, 2, 4, 7)", reason, now, id)
+	return s.stateChanged(ctx, id, StateDiscarded, n, err)
+}
+
+// stateChanged turns "no row changed" into ErrNotFound or a TransitionError.
+func (s *store) stateChanged(ctx context.Context, id int64, to State, n int64, err error) error {
+	if err != nil || n > 0 {
+		return err
+	}
+	t, err := s.get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := CheckTransition(id, t.State, to); err != nil {
+		return err
+	}
+	return fmt.Errorf("argo: task %d changed state meanwhile (now %s); try again", id, t.State)
+}
+
+// purge deletes up to limit succeeded, recovered or discarded tasks last
+// changed before cutoff, with their attempts. It returns how many it deleted.
+func (s *store) purge(ctx context.Context, cutoff Millis, limit int) (int, error) {
+	var ids []int64
+	if err := s.db.SelectContext(ctx, &ids, "SELECT id FROM argo_task WHERE task_status IN (3, 6, 8) AND gmt_modified < ? LIMIT ?", cutoff, limit); err != nil || len(ids) == 0 {
+		return 0, err
+	}
+	in, args := inList(ids)
+	var n int64
+	err := s.write(ctx, func(tx *sqlx.Tx) error {
+		res, err := tx.ExecContext(ctx, "DELETE FROM argo_task WHERE task_status IN (3, 6, 8) AND gmt_modified < ? AND id IN "+in, append([]any{cutoff}, args...)...)
+		if err != nil {
+			return err
+		}
+		n, _ = res.RowsAffected()
+		_, err = tx.ExecContext(ctx, "DELETE FROM argo_task_attempt WHERE task_pk IN "+in, args...)
+		return err
+	})
+	return int(n), err
+}
+
+// inList renders "(?, ?, …)" and its arguments.
+func inList[T any](xs []T) (string, []any) {
+	args := make([]any, len(xs))
+	for i, x := range xs {
+		args[i] = x
+	}
+	return "(" + strings.TrimSuffix(strings.Repeat("?, ", len(xs)), ", ") + ")", args
+}

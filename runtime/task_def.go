@@ -1,0 +1,101 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// TaskDef describes one durable function: what argogen emits for each
+// //argo:retry directive. The static fields (everything but the funcs) are
+// enough to submit a task; Run is needed only by a runtime that executes it.
+type TaskDef struct {
+	// Name is the task name stored in argo_task.task_id. It must be stable
+	// across refactors: it is how a stored row finds its handler.
+	Name string
+	// MethodName, Signature and ParameterTypes are stored for operators
+	// (columns method_name, method_sign_name, parameter_types).
+	MethodName     string
+	Signature      string
+	ParameterTypes string
+
+	// Mode and Thread choose when and where the first attempt runs.
+	// Defaults: Immediate, Async.
+	Mode   Mode
+	Thread Thread
+	// Delay is the first delay of a Scheduled task (Argo delayTime).
+	Delay time.Duration
+	// Policy is the retry policy; the zero value means DefaultRetryPolicy().
+	Policy RetryPolicy
+
+	// Run decodes args (as encoded by the generated wrapper) and calls the
+	// function. A decoding failure must be returned wrapped by Undecodable.
+	Run func(ctx context.Context, args []byte) error
+
+	// Fallback, if set, runs once attempts are exhausted, with the same
+	// arguments and the last attempt's error. Success ends the task
+	// recovered; failure ends it dead. FallbackName is stored for operators.
+	Fallback     func(ctx context.Context, args []byte, lastErr error) error
+	FallbackName string
+
+	// Alert is an expr-lang expression over AlertEnv, evaluated after each
+	// failed attempt; when it is true AlertAction runs off the worker path
+	// (bounded by Config.AlertTimeout). "" means no alert.
+	Alert           string
+	AlertAction     func(ctx context.Context, ev AlertEvent) error
+	AlertActionName string
+}
+
+func (d *TaskDef) policy() RetryPolicy {
+	if d.Policy.Backoff == "" {
+		return DefaultRetryPolicy()
+	}
+	return d.Policy
+}
+
+// Validate reports what is wrong with d, naming the task.
+func (d *TaskDef) Validate() error {
+	if d == nil {
+		return fmt.Errorf("argo: nil TaskDef")
+	}
+	if d.Name == "" {
+		return fmt.Errorf("argo: TaskDef has no Name")
+	}
+	if len(d.Name) > 255 {
+		return fmt.Errorf("argo: task name %q is longer than 255 bytes", d.Name)
+	}
+	if err := d.policy().Validate(); err != nil {
+		return fmt.Errorf("argo: task %s: %w", d.Name, err)
+	}
+	if d.Mode != 0 && d.Mode != Immediate && d.Mode != Scheduled {
+		return fmt.Errorf("argo: task %s: mode %d unknown", d.Name, d.Mode)
+	}
+	if d.Thread != 0 && d.Thread != Async && d.Thread != Sync {
+		return fmt.Errorf("argo: task %s: thread %d unknown", d.Name, d.Thread)
+	}
+	if d.Delay < 0 {
+		return fmt.Errorf("argo: task %s: negative delay", d.Name)
+	}
+	if d.Alert != "" {
+		if _, err := CompileAlert(d.Alert); err != nil {
+			return fmt.Errorf("argo: task %s: %w", d.Name, err)
+		}
+	}
+	return nil
+}
+
+// Call is one invocation to persist.
+type Call struct {
+	// Task is the definition (argogen emits one per directive). Required.
+	Task *TaskDef
+	// Args are the encoded arguments, stored as they are in task_parameter.
+	Args []byte
+	// ShardBy, if set, chooses the shard: calls with equal ShardBy share a
+	// shard (all tasks of one order, say). Empty spreads calls evenly.
+	ShardBy string
+	// UniqueKey, if set, makes the call idempotent on enqueue: a second call
+	// with the same task name and key is not stored again (ErrDuplicate).
+	UniqueKey string
+	// RunAt, if set, overrides the first attempt's time (and the mode).
+	RunAt time.Time
+}
