@@ -3,7 +3,10 @@ package runtime
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"strings"
+	"time"
 )
 
 // Inspector reads and repairs argo's tables for operators (argoctl uses
@@ -11,6 +14,9 @@ import (
 // It needs no running Runtime.
 type Inspector struct {
 	store *store
+	// Now is the clock used for "now" (requeue and discard times, stats
+	// windows and lag). Default time.Now; tests set a fixed clock.
+	Now func() time.Time
 }
 
 // NewInspector wraps an open database handle of the given dialect.
@@ -19,7 +25,14 @@ func NewInspector(db *sql.DB, dialect string) *Inspector {
 }
 
 // Inspector returns an Inspector on the runtime's database.
-func (rt *Runtime) Inspector() *Inspector { return &Inspector{store: rt.store} }
+func (rt *Runtime) Inspector() *Inspector { return &Inspector{store: rt.store, Now: rt.cfg.Now} }
+
+func (in *Inspector) now() time.Time {
+	if in.Now != nil {
+		return in.Now()
+	}
+	return time.Now()
+}
 
 // CheckSchema returns a *SchemaError if the argo tables are missing.
 func (in *Inspector) CheckSchema(ctx context.Context) error { return in.store.checkSchema(ctx) }
@@ -36,14 +49,14 @@ func (in *Inspector) Attempts(ctx context.Context, id int64) ([]Attempt, error) 
 // attempt budget, due now. Any other state is refused with a
 // *TransitionError (WF_STATE_TRANSITION_INVALID).
 func (in *Inspector) Requeue(ctx context.Context, id int64) error {
-	return in.store.requeue(ctx, id, nowMillis())
+	return in.store.requeue(ctx, id, toMillis(in.now()))
 }
 
 // Discard ends a pending, retrying, exhausted or dead task; reason is
 // required and stored in discard_reason. A running task is refused (wait
 // for its attempt to end).
 func (in *Inspector) Discard(ctx context.Context, id int64, reason string) error {
-	return in.store.discard(ctx, id, reason, nowMillis())
+	return in.store.discard(ctx, id, reason, toMillis(in.now()))
 }
 
 // CountByState returns how many tasks are in each state.
@@ -60,4 +73,287 @@ func (in *Inspector) CountByState(ctx context.Context) (map[State]int, error) {
 		out[r.State] = r.N
 	}
 	return out, nil
+}
+
+// Filter selects tasks for List, Count, RequeueWhere and DiscardWhere.
+// Criteria combine with AND; a zero field is no criterion. Limit and Offset
+// page the result and are not criteria: a Filter with only them matches
+// every task (see Empty).
+type Filter struct {
+	States        []State   // task_status IN States
+	Name          string    // task_id (the task name), exactly
+	Shard         *int      // shard_key
+	Since, Until  time.Time // Since <= gmt_modified < Until (last state change)
+	ErrorContains string    // in error_msg or fallback_error_msg, case-insensitive
+	IDs           []int64   // id IN IDs
+	Limit, Offset int       // paging, newest id first; Limit 0 is no limit
+}
+
+// Empty reports whether f has no criteria, so that it would match every
+// task. argoctl refuses to change rows by an empty filter without --all.
+func (f Filter) Empty() bool {
+	return len(f.States) == 0 && f.Name == "" && f.Shard == nil && f.Since.IsZero() && f.Until.IsZero() && f.ErrorContains == "" && len(f.IDs) == 0
+}
+
+// where renders f's criteria as a WHERE clause ("1=1" when empty) and its
+// arguments; only placeholders carry values.
+func (f Filter) where() (string, []any) {
+	conds := []string{"1=1"}
+	var args []any
+	if len(f.States) > 0 {
+		in, a := inList(f.States)
+		conds = append(conds, "task_status IN "+in)
+		args = append(args, a...)
+	}
+	if f.Name != "" {
+		conds = append(conds, "task_id = ?")
+		args = append(args, f.Name)
+	}
+	if f.Shard != nil {
+		conds = append(conds, "shard_key = ?")
+		args = append(args, *f.Shard)
+	}
+	if !f.Since.IsZero() {
+		conds = append(conds, "gmt_modified >= ?")
+		args = append(args, toMillis(f.Since))
+	}
+	if !f.Until.IsZero() {
+		conds = append(conds, "gmt_modified < ?")
+		args = append(args, toMillis(f.Until))
+	}
+	if f.ErrorContains != "" {
+		// '!' escapes LIKE wildcards the same way on MySQL and SQLite; both
+		// sides are lower-cased so that the match ignores case everywhere
+		// (MySQL's utf8mb4_bin would otherwise be case-sensitive).
+		pat := "%" + likeEscaper.Replace(strings.ToLower(f.ErrorContains)) + "%"
+		conds = append(conds, "(LOWER(error_msg) LIKE ? ESCAPE '!' OR LOWER(fallback_error_msg) LIKE ? ESCAPE '!')")
+		args = append(args, pat, pat)
+	}
+	if len(f.IDs) > 0 {
+		in, a := inList(f.IDs)
+		conds = append(conds, "id IN "+in)
+		args = append(args, a...)
+	}
+	return strings.Join(conds, " AND "), args
+}
+
+var likeEscaper = strings.NewReplacer("!", "!!", "%", "!%", "_", "!_")
+
+// paging renders ORDER BY and LIMIT/OFFSET: newest id first.
+func (f Filter) paging() (string, []any) {
+	limit, offset := f.Limit, f.Offset
+	if limit <= 0 && offset <= 0 {
+		return " ORDER BY id DESC", nil
+	}
+	if limit <= 0 {
+		limit = 1 << 62 // both databases need a LIMIT before OFFSET
+	}
+	if offset < 0 {
+		offset = 0
+	}
+	return " ORDER BY id DESC LIMIT ? OFFSET ?", []any{limit, offset}
+}
+
+// List returns the tasks f selects, newest id first, paged by f.Limit and f.Offset.
+func (in *Inspector) List(ctx context.Context, f Filter) ([]*Task, error) {
+	where, args := f.where()
+	page, pargs := f.paging()
+	var out []*Task
+	if err := in.store.db.SelectContext(ctx, &out, "SELECT "+taskColumns+" FROM argo_task WHERE "+where+page, append(args, pargs...)...); err != nil {
+		return nil, fmt.Errorf("argo: list tasks: %w", err)
+	}
+	return out, nil
+}
+
+// Count returns how many tasks f selects, ignoring Limit and Offset.
+func (in *Inspector) Count(ctx context.Context, f Filter) (int, error) {
+	where, args := f.where()
+	var n int
+	if err := in.store.db.GetContext(ctx, &n, "SELECT COUNT(*) FROM argo_task WHERE "+where, args...); err != nil {
+		return 0, fmt.Errorf("argo: count tasks: %w", err)
+	}
+	return n, nil
+}
+
+// NameStateCount is the number of tasks of one name in one state.
+type NameStateCount struct {
+	Name  string `db:"task_id"`
+	State State  `db:"task_status"`
+	N     int    `db:"n"`
+}
+
+// DueTask is the task that has waited longest past its due time.
+type DueTask struct {
+	ID    int64
+	Name  string
+	State State
+	Due   time.Time
+	Lag   time.Duration // now - Due
+}
+
+// Stats is a snapshot of the tables for operators (argoctl stats).
+type Stats struct {
+	At      time.Time        // when it was taken (the Inspector's clock)
+	Window  time.Duration    // the window of the rates
+	Total   int              // tasks in argo_task
+	ByState map[State]int    // tasks per state (states with none are absent)
+	ByName  []NameStateCount // tasks per name and state, by name then state
+	// OldestDue is the pending or retrying task due longest ago (nil when
+	// none is due): a large Lag means workers are not keeping up, or none runs.
+	OldestDue *DueTask
+
+	// Over the window, from argo_task_attempt: attempts (kind "attempt",
+	// fallbacks excluded) that finished, how many of them did not succeed,
+	// and their ratio (0 with no attempts).
+	Attempts, FailedAttempts int
+	RetryRate                float64
+	// Over the window, from argo_task: tasks that reached a final state
+	// (succeeded, recovered or dead) and stay there, those dead, and the
+	// ratio (0 with none finished). Rows already purged by retention or
+	// requeued are not counted.
+	Finished, Dead int
+	DeadRate       float64
+}
+
+// Stats counts tasks per state and per name, finds the oldest due task, and
+// computes retry and dead rates over the last window.
+func (in *Inspector) Stats(ctx context.Context, window time.Duration) (*Stats, error) {
+	if window <= 0 {
+		return nil, fmt.Errorf("argo: stats window %s must be positive", window)
+	}
+	now := in.now()
+	st := &Stats{At: now, Window: window, ByState: map[State]int{}}
+	db := in.store.db
+	if err := db.SelectContext(ctx, &st.ByName, "SELECT task_id, task_status, COUNT(*) AS n FROM argo_task GROUP BY task_id, task_status ORDER BY task_id, task_status"); err != nil {
+		return nil, fmt.Errorf("argo: stats: %w", err)
+	}
+	for _, c := range st.ByName {
+		st.ByState[c.State] += c.N
+		st.Total += c.N
+	}
+
+	var due []struct {
+		ID    int64  `db:"id"`
+		Name  string `db:"task_id"`
+		State State  `db:"task_status"`
+		Due   Millis `db:"execute_time"`
+	}
+	if err := db.SelectContext(ctx, &due, "SELECT id, task_id, task_status, execute_time FROM argo_task WHERE task_status IN (0, 2) AND execute_time <= ? ORDER BY execute_time, id LIMIT 1", toMillis(now)); err != nil {
+		return nil, fmt.Errorf("argo: stats: oldest due task: %w", err)
+	}
+	if len(due) == 1 {
+		d := due[0]
+		st.OldestDue = &DueTask{ID: d.ID, Name: d.Name, State: d.State, Due: d.Due.Time(), Lag: now.Sub(d.Due.Time())}
+	}
+
+	since := toMillis(now.Add(-window))
+	var att struct {
+		N      int           `db:"n"`
+		Failed sql.NullInt64 `db:"failed"`
+	}
+	if err := db.GetContext(ctx, &att, "SELECT COUNT(*) AS n, SUM(CASE WHEN outcome = ? THEN 0 ELSE 1 END) AS failed FROM argo_task_attempt WHERE kind = 'attempt' AND finished_at >= ?", OutcomeSucceeded, since); err != nil {
+		return nil, fmt.Errorf("argo: stats: attempts: %w", err)
+	}
+	st.Attempts, st.FailedAttempts = att.N, int(att.Failed.Int64)
+	if st.Attempts > 0 {
+		st.RetryRate = float64(st.FailedAttempts) / float64(st.Attempts)
+	}
+
+	var fin struct {
+		N    int           `db:"n"`
+		Dead sql.NullInt64 `db:"dead"`
+	}
+	if err := db.GetContext(ctx, &fin, "SELECT COUNT(*) AS n, SUM(CASE WHEN task_status = ? THEN 1 ELSE 0 END) AS dead FROM argo_task WHERE task_status IN (?, ?, ?) AND gmt_modified >= ?", StateDead, StateSucceeded, StateRecovered, StateDead, since); err != nil {
+		return nil, fmt.Errorf("argo: stats: finished tasks: %w", err)
+	}
+	st.Finished, st.Dead = fin.N, int(fin.Dead.Int64)
+	if st.Finished > 0 {
+		st.DeadRate = float64(st.Dead) / float64(st.Finished)
+	}
+	return st, nil
+}
+
+// Which states RequeueWhere and DiscardWhere may change (the state machine's
+// sources of → pending and → discarded that an operator may use).
+var (
+	requeueFrom = []State{StateDead, StateDiscarded}
+	discardFrom = []State{StatePending, StateRetrying, StateExhausted, StateDead}
+)
+
+// restrict narrows f to the states in allowed (all of them when f names none).
+func restrict(f Filter, allowed []State) Filter {
+	if len(f.States) == 0 {
+		f.States = allowed
+		return f
+	}
+	var keep []State
+	for _, s := range f.States {
+		for _, a := range allowed {
+			if s == a {
+				keep = append(keep, s)
+				break
+			}
+		}
+	}
+	if keep == nil {
+		keep = []State{-1} // no state both asked for and allowed: match nothing
+	}
+	f.States = keep
+	return f
+}
+
+// ids returns the ids f selects, newest first.
+func (in *Inspector) ids(ctx context.Context, f Filter) ([]int64, error) {
+	where, args := f.where()
+	page, pargs := f.paging()
+	var ids []int64
+	if err := in.store.db.SelectContext(ctx, &ids, "SELECT id FROM argo_task WHERE "+where+page, append(args, pargs...)...); err != nil {
+		return nil, fmt.Errorf("argo: select tasks: %w", err)
+	}
+	return ids, nil
+}
+
+// RequeueWhere requeues (as Requeue does) every dead or discarded task f
+// selects; tasks in other states never match. With dryRun it changes
+// nothing and returns how many tasks would be requeued. A task that changed
+// state between the selection and its update is skipped, not counted.
+// An empty Filter matches every dead and discarded task: callers that take
+// filters from users should refuse it unless asked explicitly.
+func (in *Inspector) RequeueWhere(ctx context.Context, f Filter, dryRun bool) (int, error) {
+	return in.changeWhere(ctx, restrict(f, requeueFrom), dryRun, in.Requeue)
+}
+
+// DiscardWhere discards (as Discard does, with reason) every pending,
+// retrying, exhausted or dead task f selects. The reason is required, even
+// for a dry run. Otherwise it behaves like RequeueWhere.
+func (in *Inspector) DiscardWhere(ctx context.Context, f Filter, reason string, dryRun bool) (int, error) {
+	if strings.TrimSpace(reason) == "" {
+		return 0, errors.New("argo: discard needs a reason (it is recorded in discard_reason)")
+	}
+	return in.changeWhere(ctx, restrict(f, discardFrom), dryRun, func(ctx context.Context, id int64) error {
+		return in.Discard(ctx, id, reason)
+	})
+}
+
+// changeWhere applies change to each task f selects. Each change is the
+// store's own state-guarded UPDATE, so a row that moved meanwhile is refused
+// by the database and skipped here.
+func (in *Inspector) changeWhere(ctx context.Context, f Filter, dryRun bool, change func(context.Context, int64) error) (int, error) {
+	ids, err := in.ids(ctx, f)
+	if err != nil || dryRun {
+		return len(ids), err
+	}
+	n := 0
+	for _, id := range ids {
+		err := change(ctx, id)
+		switch {
+		case err == nil:
+			n++
+		case errors.Is(err, ErrTransitionInvalid), errors.Is(err, ErrNotFound):
+			// Changed or purged since the selection: skip it.
+		default:
+			return n, err
+		}
+	}
+	return n, nil
 }

@@ -33,4 +33,3 @@ func (rt *Runtime) observe(fn func(o Observer)) {
 		fn(o)
 	}
 }
-

@@ -95,7 +95,27 @@ func newStore(db *sql.DB, dialect string) *store {
 
 // write runs fn in a transaction (BEGIN IMMEDIATE on SQLite).
 func (s *store) write(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
-	tx, err := s.db.BeginTxx(ctx, nil)
+	return s.writeIso(ctx, sql.LevelDefault, fn)
+}
+
+// writeIso runs fn in a transaction at the given isolation level (MySQL
+// only; SQLite is always serializable). A MySQL deadlock or lock-wait
+// timeout rolls back everything fn did, so fn is run again, up to 5 times.
+func (s *store) writeIso(ctx context.Context, iso sql.IsolationLevel, fn func(tx *sqlx.Tx) error) error {
+	var opts *sql.TxOptions
+	if s.dialect == DialectMySQL && iso != sql.LevelDefault {
+		opts = &sql.TxOptions{Isolation: iso}
+	}
+	for try := 1; ; try++ {
+		err := s.tryWrite(ctx, opts, fn)
+		if err == nil || try == 5 || !isRetryableLockError(err) {
+			return err
+		}
+	}
+}
+
+func (s *store) tryWrite(ctx context.Context, opts *sql.TxOptions, fn func(tx *sqlx.Tx) error) error {
+	tx, err := s.db.BeginTxx(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -104,6 +124,12 @@ func (s *store) write(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 		return err
 	}
 	return tx.Commit()
+}
+
+// isRetryableLockError reports a MySQL deadlock (1213) or lock-wait timeout (1205).
+func isRetryableLockError(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && (me.Number == 1213 || me.Number == 1205)
 }
 
 // exec runs one write statement: in autocommit on MySQL, in an immediate

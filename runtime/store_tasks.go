@@ -1,10 +1,12 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -81,9 +83,16 @@ func (s *store) claimDue(ctx context.Context, owner string, now, leaseUntil Mill
 		q := "UPDATE argo_task SET " + claimSet + " WHERE id IN (SELECT id FROM argo_task WHERE " + where + " ORDER BY execute_time LIMIT ?) RETURNING " + taskColumns
 		all := append([]any{owner, leaseUntil, now}, append(args, limit)...)
 		err := s.write(ctx, func(tx *sqlx.Tx) error { return tx.SelectContext(ctx, &tasks, q, all...) })
+		// RETURNING gives no order: restore oldest due first.
+		slices.SortFunc(tasks, func(a, b *Task) int {
+			return cmp.Or(cmp.Compare(a.ExecuteTime, b.ExecuteTime), cmp.Compare(a.ID, b.ID))
+		})
 		return tasks, err
 	}
-	err := s.write(ctx, func(tx *sqlx.Tx) error {
+	// READ COMMITTED: no gap locks on idx_claim, so concurrent claimers
+	// (which change task_status, an idx_claim column) do not deadlock.
+	err := s.writeIso(ctx, sql.LevelReadCommitted, func(tx *sqlx.Tx) error {
+		tasks = tasks[:0]
 		q := "SELECT " + taskColumns + " FROM argo_task WHERE " + where + " ORDER BY execute_time LIMIT ? FOR UPDATE SKIP LOCKED"
 		if err := tx.SelectContext(ctx, &tasks, q, append(args, limit)...); err != nil {
 			return err

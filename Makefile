@@ -1,0 +1,46 @@
+# Makefile — entry points for developers and CI (.ci/run calls `make test`).
+#
+#   make test          gofmt, vet, generated-code check, go test -race, against
+#                      SQLite and a throwaway MariaDB (see scripts/test.sh).
+#                      To use your own MySQL/MariaDB instead (user needs CREATE
+#                      DATABASE):  ARGO_TEST_MYSQL_DSN='user:pw@tcp(127.0.0.1:3306)/' make test
+#                      Extra go test flags: GO_TEST_FLAGS='-run TestX -v' GO_TEST_PKGS=./runtime/...
+#   make vet           go vet ./...
+#   make generate      go generate ./...
+#   make bench         run the benchmark driver (cmd/argobench), once it exists
+#   make mariadb-up    start a MariaDB for manual `go test` runs; prints the
+#                      exports to use:  eval "$$(make -s mariadb-up)"
+#   make mariadb-down  stop it and delete its data
+
+SHELL := /usr/bin/env bash
+GO ?= go
+
+# State of the `make mariadb-up` server.
+MARIADB_DIR ?= $(CURDIR)/.tmp/mariadb
+MARIADB_PORT ?= 13306
+
+.PHONY: test vet generate bench mariadb-up mariadb-down
+
+test:
+	@bash scripts/test.sh
+
+vet:
+	$(GO) vet ./...
+
+generate:
+	$(GO) generate ./...
+
+bench:
+	@if [ -d cmd/argobench ]; then \
+		$(GO) run ./cmd/argobench; \
+	else \
+		echo "bench: cmd/argobench does not exist yet; nothing to run"; \
+	fi
+
+mariadb-up:
+	@bash scripts/mariadb.sh start "$(MARIADB_DIR)" "$(MARIADB_PORT)" >&2
+	@bash scripts/mariadb.sh env "$(MARIADB_DIR)"
+
+mariadb-down:
+	@bash scripts/mariadb.sh stop "$(MARIADB_DIR)"
+	@rm -rf "$(MARIADB_DIR)"

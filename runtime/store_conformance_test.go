@@ -1,0 +1,351 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/argo-retry/argo/internal/testdb"
+)
+
+// The storage conformance suite: every statement of the store, run against
+// SQLite and MariaDB alike (River's driver tests are the pattern).
+
+func openTestStore(t *testing.T, dsn string) *store {
+	t.Helper()
+	db, dialect, err := OpenDB(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	ctx := context.Background()
+	for range 2 { // twice: migrations are idempotent
+		if _, err := Migrate(ctx, db, dialect); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := newStore(db, dialect)
+	if err := s.checkSchema(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func sampleTask(name string, state State, due Millis, shard int) *Task {
+	return &Task{Name: name, State: state, MaxAttempts: 3, ExecuteTime: due, Parameter: `{"a":1}`, PerformanceWay: Immediate, ThreadWay: Async,
+		ShardKey: shard, RetryPolicyJSON: fastPolicy(3).encode(), GmtCreate: due, GmtModified: due}
+}
+
+func mustInsert(t *testing.T, s *store, tasks ...*Task) {
+	t.Helper()
+	for _, task := range tasks {
+		if err := s.insert(context.Background(), nil, task); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestStoreConformance(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, backendDSN string) {
+		// Each subtest gets its own database.
+		var dsn string
+		fresh := func(t *testing.T) {
+			if strings.HasPrefix(backendDSN, "mysql:") {
+				dsn = testdb.MySQLDSN(t)
+			} else {
+				dsn = testdb.SQLiteDSN(t)
+			}
+		}
+		t.Run("InsertGetRoundTrip", func(t *testing.T) {
+			fresh(t)
+			s := openTestStore(t, dsn)
+			in := sampleTask("pkg.F", StatePending, 1000, 5)
+			in.ParameterTypes, in.MethodName, in.MethodSignName = "string,int", "F", "func(string, int) error"
+			in.AlertExpression, in.AlertActionBeanName, in.FallbackClassName = "executeTimes > 1", "page", "fb"
+			mustInsert(t, s, in)
+			got, err := s.get(context.Background(), in.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if *got != *in {
+				t.Fatalf("round trip:\n got %+v\nwant %+v", got, in)
+			}
+			if _, err := s.get(context.Background(), in.ID+1000); !errors.Is(err, ErrNotFound) {
+				t.Fatalf("missing id: %v", err)
+			}
+		})
+
+		t.Run("ClaimDueOrderLimitShards", func(t *testing.T) {
+			fresh(t)
+			s := openTestStore(t, dsn)
+			ctx := context.Background()
+			now := Millis(10_000)
+			due3 := sampleTask("a", StatePending, 3000, 1)
+			due1 := sampleTask("a", StateRetrying, 1000, 2)
+			due2 := sampleTask("a", StatePending, 2000, 1)
+			future := sampleTask("a", StatePending, 20_000, 1)
+			done := sampleTask("a", StateSucceeded, 500, 1)
+			dead := sampleTask("a", StateDead, 500, 1)
+			exhausted := sampleTask("a", StateExhausted, 4000, 3)
+			exhausted.ExecuteTimes = 3
+			mustInsert(t, s, due3, due1, due2, future, done, dead, exhausted)
+
+			got, err := s.claimDue(ctx, "w1", now, now+5000, 2, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 2 || got[0].ID != due1.ID || got[1].ID != due2.ID {
+				t.Fatalf("claimed %v, want the two oldest due", ids(got))
+			}
+			for _, c := range got {
+				if c.State != StateRunning || c.LeaseOwner != "w1" || c.LeaseUntil != now+5000 || c.ExecuteTimes != 1 {
+					t.Fatalf("claimed row %+v", c)
+				}
+				row, _ := s.get(ctx, c.ID)
+				if row.State != StateRunning || row.ExecuteTimes != 1 || row.LeaseOwner != "w1" {
+					t.Fatalf("stored claimed row %+v", row)
+				}
+			}
+			got, _ = s.claimDue(ctx, "w2", now, now+5000, 10, []int{2, 3})
+			if len(got) != 1 || got[0].ID != exhausted.ID || got[0].State != StateFallingBack || got[0].ExecuteTimes != 3 {
+				t.Fatalf("shard-filtered claim %+v, want only the exhausted task as falling_back with execute_times 3", got)
+			}
+			if got, _ := s.claimDue(ctx, "w2", now, now+5000, 10, []int{}); len(got) != 0 {
+				t.Fatal("no owned shards claimed rows")
+			}
+			got, _ = s.claimDue(ctx, "w3", now, now+5000, 10, nil)
+			if len(got) != 1 || got[0].ID != due3.ID {
+				t.Fatalf("last claim %v, want only %d (future, finished and leased rows stay)", ids(got), due3.ID)
+			}
+		})
+
+		t.Run("ConcurrentClaimsAreExclusive", func(t *testing.T) {
+			fresh(t)
+			s := openTestStore(t, dsn)
+			const rows = 400
+			for i := range rows {
+				mustInsert(t, s, sampleTask("c", StatePending, Millis(i), i%8))
+			}
+			var mu sync.Mutex
+			seen := map[int64]string{}
+			var wg sync.WaitGroup
+			errs := make(chan error, 8)
+			for w := range 8 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					owner := fmt.Sprintf("w%d", w)
+					for {
+						got, err := s.claimDue(context.Background(), owner, 1_000_000, 2_000_000, 7, nil)
+						if err != nil {
+							errs <- err
+							return
+						}
+						if len(got) == 0 {
+							return
+						}
+						mu.Lock()
+						for _, c := range got {
+							if prev, dup := seen[c.ID]; dup {
+								errs <- fmt.Errorf("task %d claimed by %s and %s", c.ID, prev, owner)
+							}
+							seen[c.ID] = owner
+						}
+						mu.Unlock()
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Fatal(err)
+			}
+			if len(seen) != rows {
+				t.Fatalf("claimed %d rows, want %d", len(seen), rows)
+			}
+		})
+
+		t.Run("FencedFinish", func(t *testing.T) {
+			fresh(t)
+			s := openTestStore(t, dsn)
+			ctx := context.Background()
+			mustInsert(t, s, sampleTask("f", StatePending, 1, 4))
+			got, _ := s.claimDue(ctx, "owner", 10, 1000, 1, nil)
+			c := got[0]
+			good := fence{id: c.ID, shard: 4, owner: "owner", attempt: 1, from: StateRunning}
+			msg := "boom"
+			for name, f := range map[string]fence{
+				"other owner":   {id: c.ID, shard: 4, owner: "thief", attempt: 1, from: StateRunning},
+				"stale attempt": {id: c.ID, shard: 4, owner: "owner", attempt: 0, from: StateRunning},
+				"wrong shard":   {id: c.ID, shard: 5, owner: "owner", attempt: 1, from: StateRunning},
+			} {
+				if err := s.finish(ctx, finishing{fence: f, to: StateRetrying, due: 50, errMsg: &msg}, 20); !errors.Is(err, ErrLeaseLost) {
+					t.Fatalf("%s: finish = %v, want ErrLeaseLost", name, err)
+				}
+			}
+			hist := &Attempt{TaskPK: c.ID, Attempt: 1, Kind: "attempt", Worker: "owner", StartedAt: 10, FinishedAt: 20, Outcome: OutcomeSucceeded}
+			if err := s.finish(ctx, finishing{fence: good, to: StateSucceeded, due: 1, history: hist}, 20); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.finish(ctx, finishing{fence: good, to: StateSucceeded, due: 1}, 21); !errors.Is(err, ErrLeaseLost) {
+				t.Fatalf("second finish = %v, want ErrLeaseLost", err)
+			}
+			// RP-005: a terminal state refuses any further transition.
+			err := s.finish(ctx, finishing{fence: fence{id: c.ID, shard: 4, owner: "owner", attempt: 1, from: StateSucceeded}, to: StateSucceeded}, 22)
+			var te *TransitionError
+			if !errors.As(err, &te) || te.Code != CodeTransitionInvalid {
+				t.Fatalf("succeeded → succeeded = %v, want %s", err, CodeTransitionInvalid)
+			}
+			atts, _ := s.attempts(ctx, c.ID)
+			if len(atts) != 1 || atts[0].Outcome != OutcomeSucceeded {
+				t.Fatalf("history %+v, want exactly the one recorded attempt", atts)
+			}
+		})
+
+		t.Run("RescueLosesToRenewal", func(t *testing.T) {
+			fresh(t)
+			s := openTestStore(t, dsn)
+			ctx := context.Background()
+			mustInsert(t, s, sampleTask("r", StatePending, 1, 0), sampleTask("r", StatePending, 2, 0))
+			got, _ := s.claimDue(ctx, "w", 10, 100, 2, nil)
+			expired, _ := s.expiredLeases(ctx, 200, 10)
+			if len(expired) != 2 {
+				t.Fatalf("expired leases %d, want 2", len(expired))
+			}
+			// The worker of the first task renews just before the rescuer writes.
+			if n, err := s.extendLeases(ctx, "w", []int64{got[0].ID}, 300, 150); err != nil || n != 1 {
+				t.Fatalf("extend = %d, %v", n, err)
+			}
+			msg := "lease expired"
+			for i, e := range expired {
+				f := finishing{fence: fence{id: e.ID, shard: e.ShardKey, owner: e.LeaseOwner, attempt: e.ExecuteTimes, from: e.State}, to: StateRetrying, due: 250, errMsg: &msg,
+					history: &Attempt{TaskPK: e.ID, Attempt: e.ExecuteTimes, Kind: "attempt", Outcome: OutcomeLeaseExpired, StartedAt: 10, FinishedAt: 200}}
+				err := s.rescue(ctx, f, e.LeaseUntil, 200)
+				renewed := e.ID == got[0].ID
+				if renewed && !errors.Is(err, ErrLeaseLost) {
+					t.Fatalf("rescue of a renewed lease = %v, want ErrLeaseLost", err)
+				}
+				if !renewed && err != nil {
+					t.Fatalf("rescue %d: %v", i, err)
+				}
+			}
+			// The vanished worker of the second task comes back: its late write is refused.
+			late := fence{id: got[1].ID, shard: 0, owner: "w", attempt: 1, from: StateRunning}
+			if err := s.finish(ctx, finishing{fence: late, to: StateSucceeded, due: 1}, 400); !errors.Is(err, ErrLeaseLost) {
+				t.Fatalf("late write after rescue = %v, want ErrLeaseLost", err)
+			}
+			row, _ := s.get(ctx, got[1].ID)
+			if row.State != StateRetrying || row.ExecuteTimes != 1 || row.LeaseOwner != "" {
+				t.Fatalf("rescued row %+v", row)
+			}
+		})
+
+		t.Run("RequeueDiscard", func(t *testing.T) {
+			fresh(t)
+			s := openTestStore(t, dsn)
+			ctx := context.Background()
+			dead := sampleTask("d", StateDead, 1, 0)
+			dead.ExecuteTimes = 3
+			ok := sampleTask("d", StateSucceeded, 1, 0)
+			pending := sampleTask("d", StatePending, 1, 0)
+			mustInsert(t, s, dead, ok, pending)
+			if err := s.requeue(ctx, dead.ID, 50); err != nil {
+				t.Fatal(err)
+			}
+			row, _ := s.get(ctx, dead.ID)
+			if row.State != StatePending || row.ExecuteTimes != 0 || row.ExecuteTime != 50 {
+				t.Fatalf("requeued row %+v", row)
+			}
+			var te *TransitionError
+			if err := s.requeue(ctx, ok.ID, 50); !errors.As(err, &te) || !errors.Is(err, ErrTransitionInvalid) {
+				t.Fatalf("requeue succeeded task = %v, want %s", err, CodeTransitionInvalid)
+			}
+			if err := s.discard(ctx, pending.ID, "  ", 60); err == nil {
+				t.Fatal("discard without reason accepted")
+			}
+			if err := s.discard(ctx, pending.ID, "duplicate order", 60); err != nil {
+				t.Fatal(err)
+			}
+			row, _ = s.get(ctx, pending.ID)
+			if row.State != StateDiscarded || row.DiscardReason != "duplicate order" {
+				t.Fatalf("discarded row %+v", row)
+			}
+			if err := s.discard(ctx, ok.ID, "x", 60); !errors.Is(err, ErrTransitionInvalid) {
+				t.Fatalf("discard succeeded task = %v", err)
+			}
+			if err := s.requeue(ctx, 999999, 60); !errors.Is(err, ErrNotFound) {
+				t.Fatalf("requeue unknown id = %v", err)
+			}
+		})
+
+		t.Run("PurgeIsBounded", func(t *testing.T) {
+			fresh(t)
+			s := openTestStore(t, dsn)
+			ctx := context.Background()
+			for range 25 {
+				mustInsert(t, s, sampleTask("p", StateSucceeded, 100, 0))
+			}
+			keepDead := sampleTask("p", StateDead, 100, 0)
+			young := sampleTask("p", StateSucceeded, 5000, 0)
+			mustInsert(t, s, keepDead, young)
+			if err := insertAttempt(ctx, s.db, &Attempt{TaskPK: young.ID, Attempt: 1, Kind: "attempt", Outcome: "succeeded"}); err != nil {
+				t.Fatal(err)
+			}
+			n, err := s.purge(ctx, 1000, 10)
+			if err != nil || n != 10 {
+				t.Fatalf("purge = %d, %v; want 10 (the batch)", n, err)
+			}
+			total := 10
+			for n > 0 {
+				n, _ = s.purge(ctx, 1000, 10)
+				total += n
+			}
+			if total != 25 {
+				t.Fatalf("purged %d, want 25", total)
+			}
+			for _, id := range []int64{keepDead.ID, young.ID} {
+				if _, err := s.get(ctx, id); err != nil {
+					t.Fatalf("task %d purged: %v", id, err)
+				}
+			}
+			if atts, _ := s.attempts(ctx, young.ID); len(atts) != 1 {
+				t.Fatal("attempts of a kept task purged")
+			}
+		})
+	})
+}
+
+func ids(ts []*Task) []int64 {
+	var out []int64
+	for _, t := range ts {
+		out = append(out, t.ID)
+	}
+	return out
+}
+
+func TestRetentionPurgeRuns(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		cfg := testConfig(dsn)
+		cfg.RetentionAge, cfg.MaintenanceInterval, cfg.RescueInterval, cfg.PurgeBatch = 200*time.Millisecond, 50*time.Millisecond, 50*time.Millisecond, 3
+		rt := startRuntime(t, cfg)
+		def := &TaskDef{Name: "short-lived", Policy: fastPolicy(1), Run: func(ctx context.Context, args []byte) error { return nil }}
+		rt.Register(def)
+		var idList []int64
+		for range 7 {
+			id, _ := rt.Submit(context.Background(), Call{Task: def, Args: []byte(`{}`)})
+			idList = append(idList, id)
+		}
+		waitFor(t, 10*time.Second, "all 7 finished rows purged", func() bool {
+			for _, id := range idList {
+				if _, err := rt.Inspector().Get(context.Background(), id); !errors.Is(err, ErrNotFound) {
+					return false
+				}
+			}
+			return true
+		})
+	})
+}

@@ -1,0 +1,247 @@
+#!/usr/bin/env bash
+# scripts/test.sh — the project's single test command (`make test`).
+#
+# Phases, in order, stopping at the first failure (the MariaDB server is
+# started just before the tests):
+#   1. gofmt      `gofmt -l .` must print nothing
+#   2. vet        go vet ./...
+#   3. generate   go generate ./... must not change any file
+#   4. test       go test -race -count=1 -timeout 40m ./...
+#
+# Databases: tests get MariaDB/MySQL through ARGO_TEST_MYSQL_DSN, a
+# go-sql-driver DSN without a database name, e.g. `root:pw@tcp(127.0.0.1:3306)/`;
+# its user needs CREATE DATABASE rights (each test makes its own database).
+#   - If ARGO_TEST_MYSQL_DSN is set, that server is used as is.
+#   - Otherwise a throwaway MariaDB server is started on 127.0.0.1 with its
+#     data in a temp dir, and removed on exit (scripts/mariadb.sh does the
+#     work). MariaDB is installed with apt-get if missing and we are root.
+#     ARGO_TEST_MYSQL_START / _STOP / _KILL / _ADMIN are exported too, for
+#     tests that take the server down and bring it back.
+#
+# Environment knobs:
+#   ARGO_TEST_MYSQL_DSN   use this server instead of starting one
+#   GO_TEST_FLAGS         extra flags for go test, e.g. "-run TestFoo -v"
+#   GO_TEST_PKGS          packages to test (default ./...)
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$(pwd)
+MARIADB_SH="$ROOT/scripts/mariadb.sh"
+# For testdb.NewMySQLServer, which starts private servers with it.
+export ARGO_TEST_MARIADB_SH="$MARIADB_SH"
+
+# ---------------------------------------------------------------- helpers
+
+# Wall-clock microseconds, for phase timings.
+now_us() { local t=${EPOCHREALTIME/./}; echo "$((10#$t))"; }
+fmt_secs() { printf '%d.%01ds' $(($1 / 1000000)) $((($1 % 1000000) / 100000)); }
+
+T_START=$(now_us)
+TIMINGS=()    # "name<TAB>seconds<TAB>status"
+PHASE=""      # phase now running, for the failure summary
+PHASE_T0=0
+
+phase_begin() {
+	PHASE=$1
+	PHASE_T0=$(now_us)
+	echo
+	echo "==> $PHASE"
+}
+
+phase_end() {
+	local dt=$(($(now_us) - PHASE_T0))
+	TIMINGS+=("$PHASE	$(fmt_secs "$dt")	${1:-ok}")
+	echo "<== $PHASE: ${1:-ok} ($(fmt_secs "$dt"))"
+	PHASE=""
+}
+
+# fail MSG — end the current phase as failed and exit (the trap cleans up).
+fail() {
+	echo >&2
+	echo "FAIL: $*" >&2
+	if [[ -n "$PHASE" ]]; then phase_end FAILED; fi
+	exit 1
+}
+
+summary() {
+	local line
+	echo
+	echo "---- timings ----"
+	for line in "${TIMINGS[@]}"; do
+		IFS=$'\t' read -r name secs status <<<"$line"
+		printf '  %-24s %8s  %s\n' "$name" "$secs" "$status"
+	done
+	printf '  %-24s %8s\n' total "$(fmt_secs $(($(now_us) - T_START)))"
+}
+
+# ---------------------------------------------------------------- cleanup
+
+DB_DIR=""  # temp dir of the server we started, if any
+
+cleanup() {
+	local rc=$?
+	trap - EXIT INT TERM
+	if [[ -n "$PHASE" ]]; then
+		if ((rc >= 128)); then phase_end INTERRUPTED; else phase_end FAILED; fi
+	fi
+	if [[ -n "$DB_DIR" ]]; then
+		echo
+		echo "==> stopping MariaDB ($DB_DIR)"
+		"$MARIADB_SH" stop "$DB_DIR/server" || "$MARIADB_SH" kill "$DB_DIR/server" || true
+		rm -rf "$DB_DIR" || true
+	fi
+	summary
+	if ((rc == 0)); then
+		echo "make test: PASS"
+	else
+		echo "make test: FAIL (exit $rc)"
+	fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+echo "==> $(go version) on $(uname -sm), $(nproc 2>/dev/null || echo '?') cores"
+
+# ------------------------------------------------------- toolchain checks
+
+is_root() { [[ $(id -u) -eq 0 ]]; }
+
+APT_UPDATED=""
+apt_install() {
+	export DEBIAN_FRONTEND=noninteractive
+	if [[ -z "$APT_UPDATED" ]]; then
+		apt-get update -q </dev/null
+		APT_UPDATED=1
+	fi
+	apt-get install -y -q --no-install-recommends "$@" </dev/null
+}
+
+# -race needs cgo and a C compiler (without one, go quietly turns cgo off).
+cc=$(go env CC)
+if [[ "${CGO_ENABLED:-}" == 0 ]]; then
+	fail "go test -race needs cgo; unset CGO_ENABLED"
+fi
+if ! command -v "${cc%% *}" >/dev/null 2>&1; then
+	if is_root; then
+		phase_begin "install gcc (for -race)"
+		apt_install gcc libc6-dev || fail "could not install gcc"
+		phase_end
+	else
+		fail "go test -race needs a C compiler ($cc); install one: sudo apt-get install gcc"
+	fi
+fi
+
+# ------------------------------------------------------------- database
+
+have_mariadbd() {
+	command -v mariadbd >/dev/null 2>&1 || command -v mysqld >/dev/null 2>&1 ||
+		[[ -x /usr/sbin/mariadbd || -x /usr/sbin/mysqld ]]
+}
+
+have_mariadb_tools() {
+	have_mariadbd &&
+		{ command -v mariadb-install-db || command -v mysql_install_db; } >/dev/null 2>&1 &&
+		{ command -v mariadb-admin || command -v mysqladmin; } >/dev/null 2>&1 &&
+		{ command -v mariadb || command -v mysql; } >/dev/null 2>&1
+}
+
+# free_port — print a TCP port with nothing listening on 127.0.0.1. Picked
+# below the kernel's ephemeral range (32768+), so no outgoing connection can
+# take it between a stop and a start of the server.
+free_port() {
+	local port
+	for _ in $(seq 1 200); do
+		port=$((13000 + RANDOM % 19000))
+		# Connection refused (fails quickly) means the port is free.
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+			echo "$port"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# ------------------------------------------------------------- checks
+
+phase_begin "gofmt"
+out=$(gofmt -l . 2>&1) || fail "gofmt failed:
+$out"
+[[ -z "$out" ]] || fail "these files need gofmt (run: gofmt -w .):
+$out"
+phase_end
+
+phase_begin "go vet"
+go vet ./... || fail "go vet ./..."
+phase_end
+
+# Generated code must be up to date: `go generate` may not change any file.
+# Inside git we compare a fingerprint of every tracked and untracked
+# (non-ignored) file before and after, which on a clean checkout (CI) is the
+# same as `git diff --exit-code` plus "no new untracked files", and does not
+# trip over a developer's uncommitted work.
+fingerprint() {
+	git ls-files -z --cached --others --exclude-standard |
+		xargs -0 -r sha256sum 2>/dev/null | LC_ALL=C sort || true
+}
+
+phase_begin "go generate (freshness)"
+in_git=""
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+	in_git=1
+	before=$(fingerprint)
+else
+	echo "note: not inside a git work tree; running go generate without the freshness check"
+fi
+go generate ./... || fail "go generate ./..."
+if [[ -n "$in_git" ]]; then
+	after=$(fingerprint)
+	if [[ "$before" != "$after" ]]; then
+		echo "go generate changed these files (commit the regenerated code):" >&2
+		diff <(echo "$before") <(echo "$after") | sed -n 's/^[<>] [0-9a-f]*  /  /p' | LC_ALL=C sort -u >&2 || true
+		git --no-pager diff --stat >&2 || true
+		fail "generated code is stale"
+	fi
+fi
+phase_end
+
+# The database comes last, so quick checks fail before any install/start.
+if [[ -n "${ARGO_TEST_MYSQL_DSN:-}" ]]; then
+	echo "==> using the MySQL/MariaDB server from ARGO_TEST_MYSQL_DSN"
+else
+	phase_begin "start MariaDB"
+	if ! have_mariadb_tools; then
+		if is_root; then
+			echo "MariaDB not found; installing mariadb-server and mariadb-client with apt-get"
+			apt_install mariadb-server mariadb-client || fail "apt-get install of MariaDB failed"
+		else
+			fail "MariaDB not found (need mariadbd, mariadb-install-db, mariadb-admin, mariadb).
+  Either install it:   sudo apt-get install mariadb-server mariadb-client
+  or point the tests at a server of your own (the user needs CREATE DATABASE):
+    ARGO_TEST_MYSQL_DSN='user:password@tcp(127.0.0.1:3306)/' make test"
+		fi
+	fi
+	DB_DIR=$(mktemp -d "${TMPDIR:-/tmp}/argo-mariadb.XXXXXX")
+	# A port may be taken between picking and binding: retry with another.
+	started=""
+	for attempt in 1 2 3; do
+		port=$(free_port) || fail "no free TCP port found on 127.0.0.1"
+		if "$MARIADB_SH" start "$DB_DIR/server" "$port"; then
+			started=1
+			break
+		fi
+		echo "start on port $port failed (attempt $attempt)" >&2
+		"$MARIADB_SH" kill "$DB_DIR/server" || true
+	done
+	[[ -n "$started" ]] || fail "could not start MariaDB"
+	eval "$("$MARIADB_SH" env "$DB_DIR/server")"
+	echo "ARGO_TEST_MYSQL_DSN=$ARGO_TEST_MYSQL_DSN"
+	phase_end
+fi
+
+phase_begin "go test -race"
+# shellcheck disable=SC2086  # GO_TEST_FLAGS / GO_TEST_PKGS are word lists
+go test -race -count=1 -timeout 40m ${GO_TEST_FLAGS:-} ${GO_TEST_PKGS:-./...} </dev/null ||
+	fail "go test"
+phase_end
