@@ -197,7 +197,7 @@ func (rt *Runtime) runFallback(t *Task, h *TaskDef) {
 	if h.Fallback == nil {
 		hist.Outcome, hist.Error, hist.FinishedAt = "no_fallback", "no fallback configured: the task is dead", hist.StartedAt
 		rt.record(finishing{fence: f, to: StateDead, due: t.ExecuteTime, history: hist})
-		rt.log.Error("argo: task dead", "task_id", t.ID, "task", t.Name, "attempts", t.ExecuteTimes, "shard", t.ShardKey, "error", t.ErrorMsg)
+		rt.log.Error("argo: task dead", "task_id", t.ID, "task", t.Name, "attempt", t.ExecuteTimes, "shard", t.ShardKey, "error", t.ErrorMsg)
 		rt.observe(func(o Observer) { o.Finished(t.Name, StateDead) })
 		return
 	}
@@ -223,9 +223,9 @@ func (rt *Runtime) runFallback(t *Task, h *TaskDef) {
 	}
 	rt.record(finishing{fence: f, to: to, due: t.ExecuteTime, fallbackErr: &fbErr, history: hist})
 	if to == StateDead {
-		rt.log.Error("argo: task dead: fallback failed", "task_id", t.ID, "task", t.Name, "attempts", t.ExecuteTimes, "shard", t.ShardKey, "error", t.ErrorMsg, "fallback_error", fbErr)
+		rt.log.Error("argo: task dead: fallback failed", "task_id", t.ID, "task", t.Name, "attempt", t.ExecuteTimes, "shard", t.ShardKey, "error", t.ErrorMsg, "fallback_error", fbErr)
 	} else {
-		rt.log.Info("argo: task recovered by fallback", "task_id", t.ID, "task", t.Name, "attempts", t.ExecuteTimes)
+		rt.log.Info("argo: task recovered by fallback", "task_id", t.ID, "task", t.Name, "attempt", t.ExecuteTimes)
 	}
 	rt.observe(func(o Observer) {
 		o.AttemptDone(t.Name, "fallback", hist.Outcome, finished.Sub(started), 0)

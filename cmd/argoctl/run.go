@@ -1,0 +1,237 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/argo-retry/argo/runtime"
+)
+
+// now is the clock (tests fix it).
+var now = time.Now
+
+const usageText = `usage: argoctl [-dsn DSN] [-o table|json] [-timeout 30s] COMMAND [flags] [args]
+
+commands:
+  stats    [-window 1h]                      counts per state and task, oldest due task, retry and dead rates
+  list     [filters] [-limit 50] [-offset 0] tasks, newest first
+  show     ID                                one task: row, arguments, attempt history
+  requeue  ID... | filters [--all] [--dry-run]
+                                             dead or discarded tasks back to pending, fresh attempt budget
+  discard  ID... | filters -reason TEXT [--all] [--dry-run]
+                                             end pending, retrying, exhausted or dead tasks
+  migrate                                    apply the embedded migrations
+  version                                    print the version
+
+filters: -state dead,retrying  -name TASK  -shard N  -since 1h|RFC3339  -until 1h|RFC3339  -error TEXT
+
+The database is -dsn or $ARGO_DSN: "sqlite:PATH" or "mysql:user:password@tcp(host:3306)/db".
+Global flags may also follow the command.
+`
+
+// usageError is a mistake in the command line: exit status 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+// globals are the flags every command takes.
+type globals struct {
+	dsn     string
+	output  string
+	timeout time.Duration
+}
+
+func (g *globals) register(fs *flag.FlagSet) {
+	fs.StringVar(&g.dsn, "dsn", g.dsn, `database: "sqlite:PATH" or "mysql:user:pw@tcp(host:3306)/db" (default $ARGO_DSN)`)
+	fs.StringVar(&g.output, "o", g.output, "output format: table or json")
+	fs.DurationVar(&g.timeout, "timeout", g.timeout, "bound on the whole command's database work")
+}
+
+// env is one invocation's environment.
+type env struct {
+	ctx    context.Context
+	g      *globals
+	stdout io.Writer
+}
+
+func (e *env) json() bool { return e.g.output == "json" }
+
+var commands = map[string]func(e *env, args []string) error{
+	"stats":   cmdStats,
+	"list":    cmdList,
+	"show":    cmdShow,
+	"requeue": cmdRequeue,
+	"discard": cmdDiscard,
+	"migrate": cmdMigrate,
+	"version": cmdVersion,
+}
+
+// run is argoctl without the process: it returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	g := &globals{dsn: getenv("ARGO_DSN"), output: "table", timeout: 30 * time.Second}
+	fs := newFlagSet("argoctl")
+	g.register(fs)
+	err := fs.Parse(args)
+	if err == nil && fs.NArg() == 0 {
+		fmt.Fprint(stderr, usageText)
+		return 2
+	}
+	if errors.Is(err, flag.ErrHelp) || (err == nil && fs.Arg(0) == "help") {
+		fmt.Fprint(stdout, usageText)
+		return 0
+	}
+	if err != nil {
+		err = usagef("%v (run argoctl help)", err)
+	}
+	if err == nil {
+		name := fs.Arg(0)
+		cmd, ok := commands[name]
+		if !ok {
+			err = usagef("unknown command %q (run argoctl help)", name)
+		} else {
+			err = cmd(&env{ctx: ctx, g: g, stdout: stdout}, fs.Args()[1:])
+		}
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, usageText)
+		return 0
+	}
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(stderr, "argoctl: "+oneLine(err))
+	var ue *usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
+}
+
+// check validates the global flags (after the command parsed its own).
+func (g *globals) check() error {
+	if g.output != "table" && g.output != "json" {
+		return usagef("-o %q: want table or json", g.output)
+	}
+	if g.timeout <= 0 {
+		return usagef("-timeout must be positive")
+	}
+	return nil
+}
+
+func newFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+// parse parses a command's flags, which may come before, between and after
+// its positional arguments, and returns the positional ones.
+func parse(e *env, fs *flag.FlagSet, args []string) ([]string, error) {
+	e.g.register(fs)
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, usagef("%s: %v (run argoctl help)", fs.Name(), err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		if args[0] == "--" {
+			pos = append(pos, args[1:]...)
+			break
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+	return pos, e.g.check()
+}
+
+// oneLine keeps an error to one line, without the library's "argo: " prefix.
+func oneLine(err error) string {
+	msg := strings.TrimSpace(err.Error())
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = strings.TrimSpace(msg[:i])
+	}
+	return strings.TrimPrefix(msg, "argo: ")
+}
+
+// conn is an open database.
+type conn struct {
+	db      *sql.DB
+	dialect string
+	in      *runtime.Inspector // with argoctl's clock
+}
+
+// open connects to the database and checks that it answers and (with
+// wantSchema) holds argo's tables. The caller closes conn.db.
+func open(e *env, wantSchema bool) (*conn, error) {
+	if e.g.dsn == "" {
+		return nil, usagef("no database: set -dsn or ARGO_DSN (\"sqlite:PATH\" or \"mysql:user:pw@tcp(host:3306)/db\")")
+	}
+	if wantSchema {
+		// Opening a missing SQLite file would create an empty one: say so instead.
+		if path, ok := sqlitePath(e.g.dsn); ok {
+			if _, err := os.Stat(path); err != nil {
+				return nil, fmt.Errorf("sqlite database %s: %w (create it with argoctl migrate)", path, errors.Unwrap(err))
+			}
+		}
+	}
+	db, dialect, err := runtime.OpenDB(e.g.dsn)
+	if err != nil {
+		return nil, err
+	}
+	pctx, cancel := context.WithTimeout(e.ctx, min(e.g.timeout, 10*time.Second))
+	defer cancel()
+	if err := db.PingContext(pctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("database unreachable (%s): %w", dialect, err)
+	}
+	in := runtime.NewInspector(db, dialect)
+	in.Now = now
+	if wantSchema {
+		if err := in.CheckSchema(pctx); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
+	return &conn{db: db, dialect: dialect, in: in}, nil
+}
+
+// sqlitePath returns the file a "sqlite:" DSN names.
+func sqlitePath(dsn string) (string, bool) {
+	if !strings.HasPrefix(dsn, "sqlite:") {
+		return "", false
+	}
+	p := strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite:"), "//")
+	if i := strings.IndexByte(p, '?'); i >= 0 {
+		p = p[:i]
+	}
+	return p, p != "" && p != ":memory:"
+}
+
+// withDB runs fn with an Inspector and a context bounded by -timeout.
+func withDB(e *env, fn func(ctx context.Context, in *runtime.Inspector) error) error {
+	ctx, cancel := context.WithTimeout(e.ctx, e.g.timeout)
+	defer cancel()
+	e.ctx = ctx
+	c, err := open(e, true)
+	if err != nil {
+		return err
+	}
+	defer c.db.Close()
+	return fn(ctx, c.in)
+}

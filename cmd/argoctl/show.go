@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/argo-retry/argo/runtime"
+)
+
+func cmdShow(e *env, args []string) error {
+	fs := newFlagSet("show")
+	pos, err := parse(e, fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("show takes one task id")
+	}
+	ids, err := parseIDs(pos)
+	if err != nil {
+		return err
+	}
+	id := ids[0]
+	return withDB(e, func(ctx context.Context, in *runtime.Inspector) error {
+		t, err := in.Get(ctx, id)
+		if err != nil {
+			return taskErr(id, err)
+		}
+		atts, err := in.Attempts(ctx, id)
+		if err != nil {
+			return err
+		}
+		if e.json() {
+			j := toTaskJSON(t, true)
+			j.AttemptHistories = []attemptJSON{}
+			for _, a := range atts {
+				j.AttemptHistories = append(j.AttemptHistories, toAttemptJSON(a))
+			}
+			return writeJSON(e.stdout, j)
+		}
+		writeShow(e, t, atts)
+		return nil
+	})
+}
+
+// taskErr names the task in an error, and says "not found" plainly.
+func taskErr(id int64, err error) error {
+	if errors.Is(err, runtime.ErrNotFound) {
+		return fmt.Errorf("task %d not found", id)
+	}
+	if errors.Is(err, runtime.ErrTransitionInvalid) {
+		return err // already names the task
+	}
+	return fmt.Errorf("task %d: %s", id, oneLine(err))
+}
+
+func writeShow(e *env, t *runtime.Task, atts []runtime.Attempt) {
+	w := newTable(e.stdout)
+	field := func(k string, v any) {
+		if s, ok := v.(string); ok && s == "" {
+			return
+		}
+		row(w, k+":", v)
+	}
+	field("id", t.ID)
+	field("task", t.Name)
+	field("state", fmt.Sprintf("%s (%d)", t.State, int(t.State)))
+	field("attempts", attempts(t))
+	field("due", fmtMillis(t.ExecuteTime))
+	field("shard", t.ShardKey)
+	field("created", fmtMillis(t.GmtCreate))
+	field("modified", fmtMillis(t.GmtModified))
+	field("method", t.MethodName)
+	field("signature", t.MethodSignName)
+	field("parameter types", t.ParameterTypes)
+	field("mode", t.PerformanceWay.String()+", "+t.ThreadWay.String())
+	field("retry policy", t.RetryPolicyJSON)
+	field("fallback", t.FallbackClassName)
+	field("alert", t.AlertExpression)
+	field("alert action", t.AlertActionBeanName)
+	if t.UniqueKey.Valid {
+		field("unique key", t.UniqueKey.String)
+	}
+	if t.LeaseOwner != "" {
+		field("lease", t.LeaseOwner+" until "+fmtMillis(t.LeaseUntil))
+	}
+	field("error", cell(t.ErrorMsg, 200))
+	field("fallback error", strings.TrimSpace(t.FallbackErrorMsg))
+	field("discard reason", t.DiscardReason)
+	w.Flush()
+
+	fmt.Fprintln(e.stdout, "\narguments:")
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, []byte(t.Parameter), "  ", "  "); err == nil {
+		fmt.Fprintf(e.stdout, "  %s\n", buf.String())
+	} else {
+		fmt.Fprintf(e.stdout, "  (not JSON) %q\n", t.Parameter)
+	}
+
+	fmt.Fprintln(e.stdout, "\nhistory:")
+	if len(atts) == 0 {
+		fmt.Fprintln(e.stdout, "  no attempt yet")
+		return
+	}
+	w = newTable(e.stdout)
+	row(w, "  #", "KIND", "OUTCOME", "STARTED", "DURATION", "BACKOFF", "WORKER", "ERROR")
+	for _, a := range atts {
+		backoff := "-"
+		if a.BackoffMs > 0 {
+			backoff = fmtDuration(msDuration(a.BackoffMs))
+		}
+		row(w, fmt.Sprintf("  %d", a.Attempt), a.Kind, a.Outcome, fmtMillis(a.StartedAt),
+			fmtDuration(a.FinishedAt.Time().Sub(a.StartedAt.Time())), backoff, cell(a.Worker, 30), cell(a.Error, 80))
+	}
+	w.Flush()
+}
