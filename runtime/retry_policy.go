@@ -196,15 +196,61 @@ func unitFloat(taskID int64, attempt int) float64 {
 	return float64(x>>11) / float64(1<<53)
 }
 
+// policyJSON is the stored form of a RetryPolicy (column retry_policy):
+// durations as Go duration strings, readable by a DBA.
+type policyJSON struct {
+	MaxAttempts int         `json:"max_attempts"`
+	Backoff     BackoffKind `json:"backoff"`
+	Initial     string      `json:"initial"`
+	Multiplier  float64     `json:"multiplier,omitempty"`
+	MaxDelay    string      `json:"max_delay,omitempty"`
+	Jitter      string      `json:"jitter"`
+	Timeout     string      `json:"timeout,omitempty"`
+}
+
+func durString(d time.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	return d.String()
+}
+
 func (p RetryPolicy) encode() string {
-	b, _ := json.Marshal(p)
+	b, _ := json.Marshal(policyJSON{MaxAttempts: p.MaxAttempts, Backoff: p.Backoff, Initial: p.Initial.String(), Multiplier: p.Multiplier,
+		MaxDelay: durString(p.MaxDelay), Jitter: p.Jitter.String(), Timeout: durString(p.Timeout)})
 	return string(b)
 }
 
 func decodePolicy(s string) (RetryPolicy, error) {
+	var j policyJSON
 	var p RetryPolicy
-	if err := json.Unmarshal([]byte(s), &p); err != nil {
-		return p, fmt.Errorf("retry_policy column does not decode (%v): fix or requeue the row with argoctl", err)
+	bad := func(err error) (RetryPolicy, error) {
+		return p, fmt.Errorf("retry_policy column %q does not decode (%v): fix it, or discard the task with argoctl", s, err)
 	}
-	return p, p.Validate()
+	if err := json.Unmarshal([]byte(s), &j); err != nil {
+		return bad(err)
+	}
+	p.MaxAttempts, p.Backoff, p.Multiplier = j.MaxAttempts, j.Backoff, j.Multiplier
+	for _, f := range []struct {
+		in  string
+		out *time.Duration
+	}{{j.Initial, &p.Initial}, {j.MaxDelay, &p.MaxDelay}, {j.Timeout, &p.Timeout}} {
+		if f.in == "" {
+			continue
+		}
+		d, err := time.ParseDuration(f.in)
+		if err != nil {
+			return bad(err)
+		}
+		*f.out = d
+	}
+	jit, err := ParseJitter(j.Jitter)
+	if err != nil {
+		return bad(err)
+	}
+	p.Jitter = jit
+	if err := p.Validate(); err != nil {
+		return bad(err)
+	}
+	return p, nil
 }
