@@ -1,6 +1,6 @@
 // Package gen is argogen: it reads the //argo:retry directives of a Go
 // package and writes one file (argo_gen.go) of typed durable wrappers built
-// with jennifer. cmd/argogen is its command line; gen/DIRECTIVE.md is the
+// with jennifer. cmd/argogen is its command line; README.md ("The //argo:retry directive") is the
 // user-facing reference.
 //
 // # The directive
