@@ -91,7 +91,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		wake:     make(chan struct{}, 1),
 	}
 	rt.alerts = newAlerter(rt.log, cfg.AlertWorkers, cfg.AlertQueue, cfg.AlertTimeout)
-	rt.leases.ids = map[int64]struct{}{}
+	rt.leases.ids = map[int64]int{}
 	rt.ctx, rt.cancel = context.WithCancel(context.Background())
 	rt.workCtx, rt.workStop = context.WithCancel(context.Background())
 	if err := rt.shards.start(ctx, rt); err != nil {
@@ -244,7 +244,9 @@ func (rt *Runtime) Submit(ctx context.Context, c Call) (int64, error) {
 		if errors.Is(err, ErrDuplicate) {
 			return t.ID, err
 		}
-		rt.health.failed(rt, "submit", err)
+		if ctx.Err() == nil { // the caller's deadline is no database outage
+			rt.health.failed(rt, "submit", err)
+		}
 		return 0, notPersisted(t.Name, err)
 	}
 	rt.metricSubmitted(t.Name)

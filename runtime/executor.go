@@ -10,20 +10,25 @@ import (
 )
 
 // leaseSet is the tasks this instance holds leases on, renewed together.
+// A lease is held while its attempt runs and, if the outcome could not be
+// written, until the background write lands (see record), so each id counts
+// its holders.
 type leaseSet struct {
 	mu  sync.Mutex
-	ids map[int64]struct{}
+	ids map[int64]int
 }
 
 func (l *leaseSet) add(id int64) {
 	l.mu.Lock()
-	l.ids[id] = struct{}{}
+	l.ids[id]++
 	l.mu.Unlock()
 }
 
 func (l *leaseSet) remove(id int64) {
 	l.mu.Lock()
-	delete(l.ids, id)
+	if l.ids[id]--; l.ids[id] <= 0 {
+		delete(l.ids, id)
+	}
 	l.mu.Unlock()
 }
 
@@ -270,9 +275,13 @@ func (rt *Runtime) record(f finishing) bool {
 		return false
 	}
 	rt.health.failed(rt, "record", err)
+	// Keep renewing the lease until the outcome lands, so that the rescuer
+	// does not take back (and re-run) an attempt that did run.
+	rt.leases.add(f.id)
 	rt.loops.Add(1)
 	go func() {
 		defer rt.loops.Done()
+		defer rt.leases.remove(f.id)
 		wait := 100 * time.Millisecond
 		deadline := time.Now().Add(rt.cfg.ShutdownTimeout)
 		for {

@@ -7,11 +7,15 @@ import (
 
 // health tracks whether the database answers, so that an outage is logged
 // once when it starts and once when it ends, never once per poll, and the
-// poller backs off meanwhile.
+// poller backs off meanwhile. The heartbeat, which keeps its own interval
+// through an outage, is the probe: when it gets through, the poller is woken
+// at once rather than at the end of its backoff, and its claim ends the
+// outage.
 type health struct {
 	mu      sync.Mutex
 	down    bool
 	since   time.Time
+	upAt    time.Time // when the last outage long enough to lapse leases ended (zero: none)
 	backoff time.Duration
 }
 
@@ -34,8 +38,34 @@ func (h *health) ok(rt *Runtime) {
 	defer h.mu.Unlock()
 	if h.down {
 		h.down = false
-		rt.log.Info("argo: database reachable again", "outage", time.Since(h.since).Round(time.Millisecond))
+		outage := time.Since(h.since)
+		if outage >= rt.cfg.LeaseDuration/3 { // renewals were missed: leases may look expired
+			h.upAt = time.Now()
+		}
+		rt.log.Info("argo: database reachable again", "outage", outage.Round(time.Millisecond))
+		rt.poke() // the poller may be in a long backoff sleep
 	}
+}
+
+// probed is called when the heartbeat got through. If the database was
+// down, the poller is woken to claim at once: its success ends the outage.
+func (h *health) probed(rt *Runtime) {
+	h.mu.Lock()
+	down := h.down
+	h.mu.Unlock()
+	if down {
+		rt.poke()
+	}
+}
+
+// settled reports whether the database is up and has been for at least d
+// since the last outage that lasted long enough to lapse leases (true if
+// there was none). While it is not, every instance's leases may look
+// expired only because nobody could renew them.
+func (h *health) settled(d time.Duration) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return !h.down && (h.upAt.IsZero() || time.Since(h.upAt) >= d)
 }
 
 // pollDelay is the wait before the next poll: the poll interval, or the

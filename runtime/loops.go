@@ -102,8 +102,12 @@ func (rt *Runtime) renewLoop() {
 // heartbeatLoop keeps this instance in argo_instance and its shard split current.
 func (rt *Runtime) heartbeatLoop() {
 	for rt.sleep(rt.cfg.HeartbeatInterval, nil) {
-		if err := rt.heartbeat(rt.ctx); err != nil && rt.ctx.Err() == nil {
-			rt.health.failed(rt, "heartbeat", err)
+		if err := rt.heartbeat(rt.ctx); err != nil {
+			if rt.ctx.Err() == nil {
+				rt.health.failed(rt, "heartbeat", err)
+			}
+		} else {
+			rt.health.probed(rt)
 		}
 	}
 }
@@ -118,7 +122,10 @@ func (rt *Runtime) maintenanceLoop() {
 		if err != nil && rt.ctx.Err() == nil {
 			rt.health.failed(rt, "leader election", err)
 		}
-		if lead {
+		// Right after an outage every lease looks expired, because no one
+		// could renew it: give live instances one LeaseDuration to renew
+		// (and land the outcomes they kept) before rescuing.
+		if lead && rt.health.settled(rt.cfg.LeaseDuration) {
 			rt.rescueExpired(rt.ctx)
 			if rt.cfg.RetentionAge > 0 && time.Since(lastPurge) >= rt.cfg.MaintenanceInterval {
 				lastPurge = time.Now()
