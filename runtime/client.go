@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 )
@@ -44,6 +45,8 @@ type Runtime struct {
 	health health
 	shards shardView
 
+	stopMu   sync.Mutex // guards stopping and every attempts.Add
+	stopping bool
 	stopOnce sync.Once
 	stopErr  error
 }
@@ -139,6 +142,19 @@ func (rt *Runtime) Register(defs ...*TaskDef) error {
 	return errors.Join(errs...)
 }
 
+// handlerNames lists the registered task names, sorted: the only names this
+// instance claims.
+func (rt *Runtime) handlerNames() []string {
+	rt.mu.RLock()
+	defer rt.mu.RUnlock()
+	names := make([]string, 0, len(rt.handlers))
+	for n := range rt.handlers {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
 func (rt *Runtime) handler(name string) *TaskDef {
 	rt.mu.RLock()
 	defer rt.mu.RUnlock()
@@ -226,10 +242,14 @@ func (rt *Runtime) Submit(ctx context.Context, c Call) (int64, error) {
 	now := rt.cfg.Now()
 	t := rt.newTask(c, p, now)
 	h := rt.handler(t.Name)
-	runNow := t.PerformanceWay == Immediate && c.RunAt.IsZero() && h != nil && rt.ctx.Err() == nil
+	runNow := t.PerformanceWay == Immediate && c.RunAt.IsZero() && h != nil
 	sync := runNow && t.ThreadWay == Sync
-	if runNow && !sync && !rt.tryAcquire() {
-		runNow = false // the pool is full: the poller takes it
+	switch {
+	case sync:
+		runNow = rt.reserveSync()
+		sync = runNow
+	case runNow:
+		runNow = rt.reserve(1) == 1 // a full pool (or Stop) leaves it to the poller
 	}
 	if runNow {
 		// Written already leased by this instance, so no poller can take it
@@ -238,8 +258,11 @@ func (rt *Runtime) Submit(ctx context.Context, c Call) (int64, error) {
 		t.LeaseUntil = toMillis(now.Add(rt.cfg.LeaseDuration))
 	}
 	if err := rt.store.insert(ctx, nil, t); err != nil {
-		if runNow && !sync {
-			rt.release()
+		switch {
+		case sync:
+			rt.attempts.Done()
+		case runNow:
+			rt.unreserve(1)
 		}
 		if errors.Is(err, ErrDuplicate) {
 			return t.ID, err
@@ -254,7 +277,7 @@ func (rt *Runtime) Submit(ctx context.Context, c Call) (int64, error) {
 	case sync:
 		return t.ID, rt.runAttempt(ctx, t, h, true)
 	case runNow:
-		rt.goAttempt(t, h)
+		rt.goAttempt(t, h, false)
 	default:
 		rt.scheduleWake(t.ExecuteTime.Time())
 	}
@@ -319,17 +342,17 @@ func (rt *Runtime) watchCommit(id int64) {
 			if err != nil || state != StatePending {
 				return
 			}
-			if !rt.tryAcquire() {
+			if rt.reserve(1) == 0 {
 				rt.poke()
 				return
 			}
 			now := rt.cfg.Now()
 			t, err := rt.store.claimByID(rt.ctx, id, StatePending, rt.cfg.InstanceID, toMillis(now), toMillis(now.Add(rt.cfg.LeaseDuration)))
 			if err != nil || t == nil {
-				rt.release()
+				rt.unreserve(1)
 				return
 			}
-			rt.goAttempt(t, rt.handler(t.Name))
+			rt.goAttempt(t, rt.handler(t.Name), false)
 			return
 		}
 	}()
@@ -341,6 +364,9 @@ func (rt *Runtime) watchCommit(id int64) {
 // call more than once.
 func (rt *Runtime) Stop(ctx context.Context) error {
 	rt.stopOnce.Do(func() {
+		rt.stopMu.Lock()
+		rt.stopping = true // no attempt starts after this
+		rt.stopMu.Unlock()
 		rt.cancel()
 		done := make(chan struct{})
 		go func() { rt.attempts.Wait(); close(done) }()
@@ -366,6 +392,43 @@ func (rt *Runtime) Stop(ctx context.Context) error {
 		rt.log.Info("argo: runtime stopped", "instance", rt.cfg.InstanceID)
 	})
 	return rt.stopErr
+}
+
+// reserve takes up to n worker slots and registers that many attempts with
+// Stop, unless the runtime is stopping; it returns how many it took. Each
+// reservation ends in runAttempt, or is given back with unreserve.
+func (rt *Runtime) reserve(n int) int {
+	rt.stopMu.Lock()
+	defer rt.stopMu.Unlock()
+	if rt.stopping {
+		return 0
+	}
+	got := 0
+	for got < n && rt.tryAcquire() {
+		got++
+	}
+	rt.attempts.Add(got)
+	return got
+}
+
+// unreserve gives back k reservations that did not become attempts.
+func (rt *Runtime) unreserve(k int) {
+	for range k {
+		rt.release()
+		rt.attempts.Done()
+	}
+}
+
+// reserveSync registers an attempt that runs in the caller's goroutine (it
+// takes no worker slot), unless the runtime is stopping.
+func (rt *Runtime) reserveSync() bool {
+	rt.stopMu.Lock()
+	defer rt.stopMu.Unlock()
+	if rt.stopping {
+		return false
+	}
+	rt.attempts.Add(1)
+	return true
 }
 
 func (rt *Runtime) tryAcquire() bool {

@@ -59,6 +59,12 @@ type Config struct {
 	// Default 3×HeartbeatInterval.
 	InstanceTimeout time.Duration
 
+	// StealAfter lets an instance with idle workers claim tasks of other
+	// instances' shards once they are overdue by this long (their owner
+	// crashed and has not timed out yet, or is saturated). Default
+	// InstanceTimeout; negative disables it (strict sharding).
+	StealAfter time.Duration
+
 	// RetentionAge is how long succeeded, recovered and discarded rows (and
 	// their attempts) are kept. Dead rows are kept until requeued or
 	// discarded. Default 7 days; negative disables the purge.
@@ -126,6 +132,9 @@ func (c Config) withDefaults() (Config, error) {
 	defd(&c.RescueInterval, c.LeaseDuration/3)
 	defd(&c.HeartbeatInterval, 2*time.Second)
 	defd(&c.InstanceTimeout, 3*c.HeartbeatInterval)
+	if c.StealAfter == 0 {
+		c.StealAfter = c.InstanceTimeout
+	}
 	defd(&c.UnknownTaskDelay, 30*time.Second)
 	defd(&c.MaintenanceInterval, time.Minute)
 	defd(&c.AlertTimeout, 10*time.Second)

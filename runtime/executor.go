@@ -42,29 +42,29 @@ func (l *leaseSet) list() []int64 {
 	return out
 }
 
-// goAttempt runs a claimed task on the pool. The caller holds a slot.
-func (rt *Runtime) goAttempt(t *Task, h *TaskDef) {
-	rt.attempts.Add(1)
+// goAttempt runs a claimed task on the pool; the caller holds a
+// reservation (reserve). With poke, the poller is woken when it ends, so a
+// freed worker takes the next due task without waiting for the tick.
+func (rt *Runtime) goAttempt(t *Task, h *TaskDef, poke bool) {
 	go func() {
-		defer rt.attempts.Done()
+		if poke {
+			defer rt.poke()
+		}
 		_ = rt.runAttempt(context.Background(), t, h, false)
 	}()
 }
 
 // runAttempt runs one leased task (an attempt, or the fallback of an
-// exhausted task) and records the outcome. Unless sync (the caller's own
-// goroutine, outside Config.Workers), the caller holds a worker slot, which
-// runAttempt releases. The returned error is for a sync caller.
+// exhausted task) and records the outcome. The caller holds a reservation
+// (reserve, or reserveSync for the caller's own goroutine, which takes no
+// worker slot), which runAttempt ends. The returned error is for a sync caller.
 func (rt *Runtime) runAttempt(callerCtx context.Context, t *Task, h *TaskDef, sync bool) error {
+	defer rt.attempts.Done()
 	if !sync {
 		defer rt.release()
 	}
 	rt.leases.add(t.ID)
 	defer rt.leases.remove(t.ID)
-	if sync {
-		rt.attempts.Add(1)
-		defer rt.attempts.Done()
-	}
 	if t.State == StateFallingBack {
 		rt.runFallback(t, h)
 		return nil

@@ -45,18 +45,24 @@ func (rt *Runtime) pollLoop() {
 
 func (rt *Runtime) claimAvailable() {
 	for rt.ctx.Err() == nil {
-		n := 0
-		for n < rt.cfg.ClaimBatch && rt.tryAcquire() {
-			n++
-		}
+		n := rt.reserve(rt.cfg.ClaimBatch)
 		if n == 0 {
 			return
 		}
 		now := rt.cfg.Now()
-		tasks, err := rt.store.claimDue(rt.ctx, rt.cfg.InstanceID, toMillis(now), toMillis(now.Add(rt.cfg.LeaseDuration)), n, rt.shards.ownedShards())
-		for range n - len(tasks) {
-			rt.release()
+		names := rt.handlerNames()
+		tasks, err := rt.store.claimScoped(rt.ctx, rt.cfg.InstanceID, toMillis(now), toMillis(now), toMillis(now.Add(rt.cfg.LeaseDuration)), n, rt.shards.claimScope(names))
+		if err == nil && len(tasks) < n && rt.cfg.StealAfter > 0 {
+			// Spare workers: take tasks left overdue in other instances'
+			// shards (a crashed owner not yet timed out, a busy one). A
+			// failure here must not lose the tasks claimed above.
+			stolen, serr := rt.store.claimScoped(rt.ctx, rt.cfg.InstanceID, toMillis(now), toMillis(now.Add(-rt.cfg.StealAfter)), toMillis(now.Add(rt.cfg.LeaseDuration)), n-len(tasks), []claimGroup{{names: names}})
+			if serr != nil && rt.ctx.Err() == nil {
+				rt.health.failed(rt, "claim", serr)
+			}
+			tasks = append(tasks, stolen...)
 		}
+		rt.unreserve(n - len(tasks))
 		if err != nil {
 			if rt.ctx.Err() == nil {
 				rt.health.failed(rt, "claim", err)
@@ -66,23 +72,12 @@ func (rt *Runtime) claimAvailable() {
 		}
 		rt.health.ok(rt)
 		for _, t := range tasks {
-			rt.goAttemptPoked(t)
+			rt.goAttempt(t, rt.handler(t.Name), true)
 		}
 		if len(tasks) < n {
 			return
 		}
 	}
-}
-
-// goAttemptPoked runs a claimed task and pokes the poller when it is done,
-// so a freed worker takes the next due task without waiting for the tick.
-func (rt *Runtime) goAttemptPoked(t *Task) {
-	rt.attempts.Add(1)
-	go func() {
-		defer rt.attempts.Done()
-		defer rt.poke()
-		_ = rt.runAttempt(context.Background(), t, rt.handler(t.Name), false)
-	}()
 }
 
 // renewLoop extends the leases of running attempts every LeaseDuration/3.
@@ -127,6 +122,7 @@ func (rt *Runtime) maintenanceLoop() {
 		// (and land the outcomes they kept) before rescuing.
 		if lead && rt.health.settled(rt.cfg.LeaseDuration) {
 			rt.rescueExpired(rt.ctx)
+			rt.flagOrphans(rt.ctx)
 			if rt.cfg.RetentionAge > 0 && time.Since(lastPurge) >= rt.cfg.MaintenanceInterval {
 				lastPurge = time.Now()
 				rt.purgeFinished(rt.ctx)
@@ -204,6 +200,24 @@ func (rt *Runtime) rescueOne(ctx context.Context, t *Task, now time.Time) bool {
 	}
 	rt.scheduleWake(f.due.Time())
 	return true
+}
+
+// flagOrphans marks due tasks that no live instance has a handler for, so
+// that their rows say why they wait. Claims only take registered names, so
+// such tasks are never run, given back or counted: they simply wait.
+func (rt *Runtime) flagOrphans(ctx context.Context) {
+	now := rt.cfg.Now()
+	known, live, err := rt.store.knownTaskNames(ctx, toMillis(now.Add(-rt.cfg.InstanceTimeout)))
+	if err != nil {
+		return
+	}
+	n, err := rt.store.flagOrphans(ctx, known, live, toMillis(now.Add(-rt.cfg.UnknownTaskDelay)), toMillis(now), 100)
+	if err != nil && ctx.Err() == nil {
+		rt.log.Error("argo: flagging tasks without a handler failed", "error", err)
+	}
+	if n > 0 {
+		rt.log.Error("argo: due tasks have no handler on any live instance; they wait", "tasks", n, "instances", len(live))
+	}
 }
 
 // purgeFinished deletes succeeded, recovered and discarded rows older than

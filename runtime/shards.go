@@ -4,28 +4,37 @@ import (
 	"context"
 	"hash/fnv"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
 
-// shardView is this instance's share of the shard space. Live instances
-// (heartbeats in argo_instance) split the shards by rendezvous hashing: shard
-// s belongs to the live instance with the highest hash(instance, s). Every
-// instance computes the same split from the same list, with no coordinator;
-// when one joins or leaves, only its shards move. Correctness never depends
+// shardView is this instance's share of the work. Live instances
+// (heartbeats in argo_instance, with the task names each has handlers for)
+// split the shard space by rendezvous hashing: for each task name, shard s
+// belongs to the live instance, among those that can run that name, with the
+// highest hash(instance, s). Every instance computes the same split from the
+// same rows, with no coordinator; when one joins or leaves, only its shards
+// move. An instance without a handler for a name owns none of its shards, so
+// a producer-only instance never holds work back. Correctness never depends
 // on the split (leases and fenced writes do that): it keeps instances from
-// contending for the same rows.
+// contending for the same rows, and Config.StealAfter lets an idle instance
+// take tasks left overdue in another's shards.
 type shardView struct {
-	mu    sync.RWMutex
-	owned []int // nil: all shards (alone, or membership not known)
-	live  []string
+	mu     sync.RWMutex
+	groups []claimGroup // what to claim; nil until the first heartbeat
+	live   []string
+}
+
+// claimGroup is a set of task names with the same holders, and the shards
+// of theirs this instance owns (nil: all).
+type claimGroup struct {
+	names  []string
+	shards []int
 }
 
 func (v *shardView) start(ctx context.Context, rt *Runtime) error {
-	if err := rt.heartbeat(ctx); err != nil {
-		return err
-	}
-	return nil
+	return rt.heartbeat(ctx)
 }
 
 func (v *shardView) stop(rt *Runtime) {
@@ -37,56 +46,143 @@ func (v *shardView) stop(rt *Runtime) {
 	}
 }
 
-// ownedShards returns the shards to claim from, nil meaning all.
+// claimScope returns the groups to claim from, for the registered names.
+// Names registered since the last heartbeat are claimed in all shards until
+// the next one computes their split.
+func (v *shardView) claimScope(names []string) []claimGroup {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	var out []claimGroup
+	seen := map[string]bool{}
+	for _, g := range v.groups {
+		var keep []string
+		for _, n := range g.names {
+			if slices.Contains(names, n) {
+				keep = append(keep, n)
+				seen[n] = true
+			}
+		}
+		if len(keep) > 0 {
+			out = append(out, claimGroup{names: keep, shards: g.shards})
+		}
+	}
+	var fresh []string
+	for _, n := range names {
+		if !seen[n] {
+			fresh = append(fresh, n)
+		}
+	}
+	if len(fresh) > 0 {
+		out = append(out, claimGroup{names: fresh})
+	}
+	return out
+}
+
+// ownedShards returns the shards this instance owns for the largest group
+// of its task names (all of them when every instance runs the same code),
+// nil meaning all shards.
 func (v *shardView) ownedShards() []int {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
-	return v.owned
+	best := -1
+	for i, g := range v.groups {
+		if best < 0 || len(g.names) > len(v.groups[best].names) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	return v.groups[best].shards
 }
 
-// Live returns the instances in the last shard split.
+// liveInstances returns the instances in the last shard split.
 func (v *shardView) liveInstances() []string {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	return slices.Clone(v.live)
 }
 
-// heartbeat records this instance and recomputes its shards.
+// heartbeat records this instance (and its task names) and recomputes its shards.
 func (rt *Runtime) heartbeat(ctx context.Context) error {
 	now := toMillis(rt.cfg.Now())
-	n, err := rt.store.exec(ctx, "UPDATE argo_instance SET heartbeat_at = ? WHERE instance_id = ?", now, rt.cfg.InstanceID)
+	mine := rt.handlerNames()
+	joined := strings.Join(mine, "\n")
+	n, err := rt.store.exec(ctx, "UPDATE argo_instance SET heartbeat_at = ?, task_names = ? WHERE instance_id = ?", now, joined, rt.cfg.InstanceID)
 	if err != nil {
 		return err
 	}
 	if n == 0 {
-		if _, err := rt.store.exec(ctx, "INSERT INTO argo_instance (instance_id, heartbeat_at, started_at) VALUES (?, ?, ?)", rt.cfg.InstanceID, now, now); err != nil && !isDuplicate(err) {
+		if _, err := rt.store.exec(ctx, "INSERT INTO argo_instance (instance_id, heartbeat_at, started_at, task_names) VALUES (?, ?, ?, ?)", rt.cfg.InstanceID, now, now, joined); err != nil && !isDuplicate(err) {
 			return err
 		}
 	}
-	var live []string
-	if err := rt.store.db.SelectContext(ctx, &live, "SELECT instance_id FROM argo_instance WHERE heartbeat_at >= ? ORDER BY instance_id", now-Millis(rt.cfg.InstanceTimeout.Milliseconds())); err != nil {
+	var rows []struct {
+		ID    string `db:"instance_id"`
+		Names string `db:"task_names"`
+	}
+	if err := rt.store.db.SelectContext(ctx, &rows, "SELECT instance_id, task_names FROM argo_instance WHERE heartbeat_at >= ? ORDER BY instance_id", now-Millis(rt.cfg.InstanceTimeout.Milliseconds())); err != nil {
 		return err
+	}
+	holders := map[string][]string{} // my task name → live instances that run it
+	var live []string
+	for _, r := range rows {
+		names := strings.Split(r.Names, "\n")
+		if r.ID == rt.cfg.InstanceID {
+			names = mine // what this instance runs now, not what it wrote
+		}
+		live = append(live, r.ID)
+		for _, n := range names {
+			if slices.Contains(mine, n) {
+				holders[n] = append(holders[n], r.ID)
+			}
+		}
 	}
 	if !slices.Contains(live, rt.cfg.InstanceID) {
 		live = append(live, rt.cfg.InstanceID)
 		slices.Sort(live)
 	}
-	owned := splitShards(live, rt.cfg.InstanceID, rt.cfg.Shards)
+	byHolders := map[string]*claimGroup{}
+	var keys []string
+	for _, n := range mine {
+		hs := holders[n]
+		if !slices.Contains(hs, rt.cfg.InstanceID) {
+			hs = append(hs, rt.cfg.InstanceID)
+			slices.Sort(hs)
+		}
+		key := strings.Join(hs, "\n")
+		g := byHolders[key]
+		if g == nil {
+			g = &claimGroup{}
+			if len(hs) > 1 {
+				g.shards = splitShards(hs, rt.cfg.InstanceID, rt.cfg.Shards)
+			}
+			byHolders[key] = g
+			keys = append(keys, key)
+		}
+		g.names = append(g.names, n)
+	}
+	groups := make([]claimGroup, 0, len(keys))
+	for _, k := range keys {
+		groups = append(groups, *byHolders[k])
+	}
 	v := &rt.shards
 	v.mu.Lock()
-	changed := !slices.Equal(v.live, live)
-	v.live = live
-	if len(live) == 1 {
-		v.owned = nil
-	} else {
-		v.owned = owned
-	}
+	changed := !slices.Equal(v.live, live) || !equalGroups(v.groups, groups)
+	v.live, v.groups = live, groups
 	v.mu.Unlock()
 	if changed {
-		rt.log.Info("argo: shard split changed", "instance", rt.cfg.InstanceID, "live_instances", len(live), "owned_shards", len(owned))
+		owned := rt.shards.ownedShards()
+		rt.log.Info("argo: shard split changed", "instance", rt.cfg.InstanceID, "live_instances", len(live), "owned_shards", len(owned), "all_shards", owned == nil)
 		rt.poke()
 	}
 	return nil
+}
+
+func equalGroups(a, b []claimGroup) bool {
+	return slices.EqualFunc(a, b, func(x, y claimGroup) bool {
+		return slices.Equal(x.names, y.names) && slices.Equal(x.shards, y.shards) && (x.shards == nil) == (y.shards == nil)
+	})
 }
 
 // splitShards returns the shards of [0, n) that self owns among live.

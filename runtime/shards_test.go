@@ -200,7 +200,7 @@ func TestClaimOnlyOwnedShards(t *testing.T) {
 		future := toMillis(time.Now().Add(time.Hour))
 		got := 0
 		for {
-			tasks, err := rt.store.claimDue(ctx, "claimer", future, future+1, 7, mine)
+			tasks, err := rt.store.claimDue(ctx, "claimer", future, future+1, 7, []string{"parked"}, mine)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -220,7 +220,7 @@ func TestClaimOnlyOwnedShards(t *testing.T) {
 		if got != want {
 			t.Fatalf("claimed %d tasks of shards %v, want %d", got, mine, want)
 		}
-		if tasks, err := rt.store.claimDue(ctx, "claimer", future, future+1, 7, []int{}); err != nil || len(tasks) != 0 {
+		if tasks, err := rt.store.claimDue(ctx, "claimer", future, future+1, 7, []string{"parked"}, []int{}); err != nil || len(tasks) != 0 {
 			t.Fatalf("claim with no shards: %d tasks, %v", len(tasks), err)
 		}
 	})
@@ -259,6 +259,7 @@ func TestShardMovement(t *testing.T) {
 		cfg := testConfig(dsn)
 		cfg.InstanceID, cfg.Shards, cfg.Workers, cfg.HeartbeatInterval = name, shards, 4, hb
 		cfg.LeaseDuration = 10 * time.Second
+		cfg.StealAfter = -1 // strict sharding: this test checks the split itself
 		m := &member{name: name}
 		m.rt = startRuntime(t, cfg)
 		m.def = &TaskDef{Name: "sharded", Mode: Scheduled, Delay: 20 * time.Millisecond, Policy: fastPolicy(3),

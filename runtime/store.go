@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jmoiron/sqlx"
@@ -31,7 +33,18 @@ const (
 type store struct {
 	db      *sqlx.DB
 	dialect string
+	// writeMu serialises this process's writes to one SQLite file, so its
+	// writers queue on a mutex instead of sleeping in SQLite's busy handler.
+	// nil on MySQL.
+	writeMu *sync.Mutex
 }
+
+// sqliteWriteLocks maps each *sql.DB opened by OpenDB on a SQLite file to
+// the write mutex of that file (shared by every handle on the same path).
+var (
+	sqliteWriteLocks sync.Map // *sql.DB → *sync.Mutex
+	sqlitePathLocks  sync.Map // absolute path → *sync.Mutex
+)
 
 // OpenDB opens the database a DSN names ("sqlite:PATH" or
 // "mysql:USER:PASS@tcp(HOST:PORT)/DB") with the settings argo needs, and
@@ -53,6 +66,12 @@ func OpenDB(dsn string) (*sql.DB, string, error) {
 			return nil, "", fmt.Errorf("argo: open %s: %w", dsn, err)
 		}
 		db.SetMaxOpenConns(8)
+		key := path
+		if abs, err := filepath.Abs(path); err == nil {
+			key = abs
+		}
+		mu, _ := sqlitePathLocks.LoadOrStore(key, &sync.Mutex{})
+		sqliteWriteLocks.Store(db, mu)
 		return db, DialectSQLite, nil
 	case strings.HasPrefix(dsn, "mysql:"):
 		raw := strings.TrimPrefix(strings.TrimPrefix(dsn, "mysql:"), "//")
@@ -90,7 +109,12 @@ func redactDSN(dsn string) string {
 }
 
 func newStore(db *sql.DB, dialect string) *store {
-	return &store{db: sqlx.NewDb(db, dialect), dialect: dialect}
+	s := &store{db: sqlx.NewDb(db, dialect), dialect: dialect}
+	if dialect == DialectSQLite {
+		mu, _ := sqliteWriteLocks.LoadOrStore(db, &sync.Mutex{})
+		s.writeMu = mu.(*sync.Mutex)
+	}
+	return s
 }
 
 // write runs fn in a transaction (BEGIN IMMEDIATE on SQLite).
@@ -115,6 +139,10 @@ func (s *store) writeIso(ctx context.Context, iso sql.IsolationLevel, fn func(tx
 }
 
 func (s *store) tryWrite(ctx context.Context, opts *sql.TxOptions, fn func(tx *sqlx.Tx) error) error {
+	if s.writeMu != nil {
+		s.writeMu.Lock()
+		defer s.writeMu.Unlock()
+	}
 	tx, err := s.db.BeginTxx(ctx, opts)
 	if err != nil {
 		return err
@@ -159,7 +187,7 @@ func (s *store) exec(ctx context.Context, query string, args ...any) (int64, err
 var schemaProbes = []string{
 	"SELECT " + taskColumns + " FROM argo_task WHERE 1=0",
 	"SELECT id, task_pk, attempt, kind, worker, started_at, finished_at, outcome, error_msg, backoff_ms FROM argo_task_attempt WHERE 1=0",
-	"SELECT instance_id, heartbeat_at, started_at FROM argo_instance WHERE 1=0",
+	"SELECT instance_id, heartbeat_at, started_at, task_names FROM argo_instance WHERE 1=0",
 	"SELECT name, holder, expires_at FROM argo_leader WHERE 1=0",
 }
 

@@ -94,7 +94,7 @@ func TestStoreConformance(t *testing.T) {
 			exhausted.ExecuteTimes = 3
 			mustInsert(t, s, due3, due1, due2, future, done, dead, exhausted)
 
-			got, err := s.claimDue(ctx, "w1", now, now+5000, 2, nil)
+			got, err := s.claimDue(ctx, "w1", now, now+5000, 2, []string{"a"}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -110,14 +110,14 @@ func TestStoreConformance(t *testing.T) {
 					t.Fatalf("stored claimed row %+v", row)
 				}
 			}
-			got, _ = s.claimDue(ctx, "w2", now, now+5000, 10, []int{2, 3})
+			got, _ = s.claimDue(ctx, "w2", now, now+5000, 10, []string{"a"}, []int{2, 3})
 			if len(got) != 1 || got[0].ID != exhausted.ID || got[0].State != StateFallingBack || got[0].ExecuteTimes != 3 {
 				t.Fatalf("shard-filtered claim %+v, want only the exhausted task as falling_back with execute_times 3", got)
 			}
-			if got, _ := s.claimDue(ctx, "w2", now, now+5000, 10, []int{}); len(got) != 0 {
+			if got, _ := s.claimDue(ctx, "w2", now, now+5000, 10, []string{"a"}, []int{}); len(got) != 0 {
 				t.Fatal("no owned shards claimed rows")
 			}
-			got, _ = s.claimDue(ctx, "w3", now, now+5000, 10, nil)
+			got, _ = s.claimDue(ctx, "w3", now, now+5000, 10, []string{"a"}, nil)
 			if len(got) != 1 || got[0].ID != due3.ID {
 				t.Fatalf("last claim %v, want only %d (future, finished and leased rows stay)", ids(got), due3.ID)
 			}
@@ -140,7 +140,7 @@ func TestStoreConformance(t *testing.T) {
 					defer wg.Done()
 					owner := fmt.Sprintf("w%d", w)
 					for {
-						got, err := s.claimDue(context.Background(), owner, 1_000_000, 2_000_000, 7, nil)
+						got, err := s.claimDue(context.Background(), owner, 1_000_000, 2_000_000, 7, []string{"c"}, nil)
 						if err != nil {
 							errs <- err
 							return
@@ -174,7 +174,7 @@ func TestStoreConformance(t *testing.T) {
 			s := openTestStore(t, dsn)
 			ctx := context.Background()
 			mustInsert(t, s, sampleTask("f", StatePending, 1, 4))
-			got, _ := s.claimDue(ctx, "owner", 10, 1000, 1, nil)
+			got, _ := s.claimDue(ctx, "owner", 10, 1000, 1, []string{"f"}, nil)
 			c := got[0]
 			good := fence{id: c.ID, shard: 4, owner: "owner", attempt: 1, from: StateRunning}
 			msg := "boom"
@@ -211,7 +211,7 @@ func TestStoreConformance(t *testing.T) {
 			s := openTestStore(t, dsn)
 			ctx := context.Background()
 			mustInsert(t, s, sampleTask("r", StatePending, 1, 0), sampleTask("r", StatePending, 2, 0))
-			got, _ := s.claimDue(ctx, "w", 10, 100, 2, nil)
+			got, _ := s.claimDue(ctx, "w", 10, 100, 2, []string{"r"}, nil)
 			expired, _ := s.expiredLeases(ctx, 200, 10)
 			if len(expired) != 2 {
 				t.Fatalf("expired leases %d, want 2", len(expired))

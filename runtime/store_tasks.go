@@ -64,20 +64,37 @@ func (s *store) insert(ctx context.Context, ex Execer, t *Task) error {
 const claimSet = `execute_times = CASE WHEN task_status = 4 THEN execute_times ELSE execute_times + 1 END, task_status = CASE WHEN task_status = 4 THEN 5 ELSE 1 END, lease_owner = ?, lease_until = ?, gmt_modified = ?`
 
 // claimDue leases up to limit due tasks (pending, retrying or exhausted, with
-// execute_time <= now) of the given shards (all when shards is nil), oldest
-// due first. MySQL: SELECT … FOR UPDATE SKIP LOCKED, then UPDATE, in one
-// transaction. SQLite: one UPDATE … RETURNING in a BEGIN IMMEDIATE transaction.
-func (s *store) claimDue(ctx context.Context, owner string, now, leaseUntil Millis, limit int, shards []int) ([]*Task, error) {
-	where := "task_status IN (0, 2, 4) AND execute_time <= ?"
-	args := []any{now}
-	if shards != nil {
-		if len(shards) == 0 {
-			return nil, nil
+// execute_time <= now) named in names, of the given shards (all when shards
+// is nil), oldest due first. MySQL: SELECT … FOR UPDATE SKIP LOCKED, then
+// UPDATE, in one transaction. SQLite: one UPDATE … RETURNING in a BEGIN
+// IMMEDIATE transaction.
+func (s *store) claimDue(ctx context.Context, owner string, now, leaseUntil Millis, limit int, names []string, shards []int) ([]*Task, error) {
+	return s.claimScoped(ctx, owner, now, now, leaseUntil, limit, []claimGroup{{names: names, shards: shards}})
+}
+
+// claimScoped is claimDue over several (names, shards) groups at once, of
+// tasks due at dueBy or earlier.
+func (s *store) claimScoped(ctx context.Context, owner string, now, dueBy, leaseUntil Millis, limit int, groups []claimGroup) ([]*Task, error) {
+	var ors []string
+	args := []any{dueBy}
+	for _, g := range groups {
+		if len(g.names) == 0 || (g.shards != nil && len(g.shards) == 0) {
+			continue
 		}
-		in, sargs := inList(shards)
-		where += " AND shard_key IN " + in
-		args = append(args, sargs...)
+		nameIn, nameArgs := inList(g.names)
+		cond := "task_id IN " + nameIn
+		args = append(args, nameArgs...)
+		if g.shards != nil {
+			in, sargs := inList(g.shards)
+			cond += " AND shard_key IN " + in
+			args = append(args, sargs...)
+		}
+		ors = append(ors, "("+cond+")")
 	}
+	if len(ors) == 0 {
+		return nil, nil // no handler here, or no shard owned: claim nothing
+	}
+	where := "task_status IN (0, 2, 4) AND execute_time <= ? AND (" + strings.Join(ors, " OR ") + ")"
 	var tasks []*Task
 	if s.dialect == DialectSQLite {
 		q := "UPDATE argo_task SET " + claimSet + " WHERE id IN (SELECT id FROM argo_task WHERE " + where + " ORDER BY execute_time LIMIT ?) RETURNING " + taskColumns
@@ -212,6 +229,65 @@ func (s *store) extendLeases(ctx context.Context, owner string, ids []int64, unt
 	}
 	in, args := inList(ids)
 	return s.exec(ctx, "UPDATE argo_task SET lease_until = ? WHERE lease_owner = ? AND task_status IN (1, 5) AND id IN "+in, append([]any{until, owner}, args...)...)
+}
+
+// orphanMsgPrefix starts the error_msg of a due task no live instance can run.
+const orphanMsgPrefix = "no handler registered for task "
+
+// flagOrphans sets error_msg on up to limit tasks overdue since before
+// cutoff whose name is not in known (the union of live instances' handlers),
+// leaving their state and due time alone: they run as soon as an instance
+// registers the name. It returns how many rows it flagged.
+func (s *store) flagOrphans(ctx context.Context, known []string, live []string, cutoff, now Millis, limit int) (int, error) {
+	where := "task_status IN (0, 2, 4) AND execute_time <= ? AND error_msg NOT LIKE ?"
+	args := []any{cutoff, orphanMsgPrefix + "%"}
+	if len(known) > 0 {
+		in, nargs := inList(known)
+		where += " AND task_id NOT IN " + in
+		args = append(args, nargs...)
+	}
+	var rows []struct {
+		ID   int64  `db:"id"`
+		Name string `db:"task_id"`
+	}
+	if err := s.db.SelectContext(ctx, &rows, "SELECT id, task_id FROM argo_task WHERE "+where+" LIMIT ?", append(args, limit)...); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, r := range rows {
+		msg := fmt.Sprintf("%s%q on any live instance (%s): deploy code that registers it (for generated code, call its ArgoRegister function), or discard the task with argoctl; it keeps its attempts and runs once a handler exists",
+			orphanMsgPrefix, r.Name, strings.Join(live, ", "))
+		c, err := s.exec(ctx, "UPDATE argo_task SET error_msg = ? WHERE id = ? AND task_status IN (0, 2, 4) AND task_id = ?", msg, r.ID, r.Name)
+		if err != nil {
+			return n, err
+		}
+		n += int(c)
+	}
+	return n, nil
+}
+
+// knownTaskNames returns the union of the task names of instances that
+// heartbeated since cutoff, and those instances.
+func (s *store) knownTaskNames(ctx context.Context, cutoff Millis) (names, live []string, err error) {
+	var rows []struct {
+		ID    string `db:"instance_id"`
+		Names string `db:"task_names"`
+	}
+	if err := s.db.SelectContext(ctx, &rows, "SELECT instance_id, task_names FROM argo_instance WHERE heartbeat_at >= ? ORDER BY instance_id", cutoff); err != nil {
+		return nil, nil, err
+	}
+	seen := map[string]bool{}
+	for _, r := range rows {
+		live = append(live, r.ID)
+		for _, n := range strings.Split(r.Names, "\n") {
+			if n != "" && !seen[n] {
+				seen[n] = true
+				names = append(names, n)
+			}
+		}
+	}
+	slices.Sort(names)
+	return names, live, nil
 }
 
 // expiredLeases lists leased tasks whose lease ran out before now.

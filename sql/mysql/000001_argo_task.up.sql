@@ -55,6 +55,7 @@ CREATE TABLE IF NOT EXISTS argo_instance (
   instance_id  VARCHAR(128) NOT NULL COMMENT 'runtime instance (Config.InstanceID)',
   heartbeat_at BIGINT       NOT NULL COMMENT 'last heartbeat, ms',
   started_at   BIGINT       NOT NULL COMMENT 'ms',
+  task_names   MEDIUMTEXT   NOT NULL COMMENT 'task names this instance has handlers for, one per line',
   PRIMARY KEY (instance_id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin COMMENT='argo live instances (shard split)';
 

@@ -52,7 +52,8 @@ CREATE INDEX IF NOT EXISTS idx_attempt_task ON argo_task_attempt (task_pk, attem
 CREATE TABLE IF NOT EXISTS argo_instance (
   instance_id  TEXT    PRIMARY KEY,
   heartbeat_at INTEGER NOT NULL,
-  started_at   INTEGER NOT NULL
+  started_at   INTEGER NOT NULL,
+  task_names   TEXT    NOT NULL DEFAULT ''
 );
 
 CREATE TABLE IF NOT EXISTS argo_leader (
