@@ -25,6 +25,12 @@ func (h *health) failed(rt *Runtime, op string, err error) {
 	if !h.down {
 		h.down, h.since = true, time.Now()
 		h.backoff = rt.cfg.PollInterval
+		if !h.upAt.IsZero() && time.Since(h.upAt) < flapWindow {
+			// A server going down (or coming up) often answers a few
+			// statements in between: one outage, not several.
+			rt.log.Warn("argo: database unreachable again right after it answered", "op", op, "error", err)
+			return
+		}
 		rt.log.Error("argo: database unreachable; tasks keep their rows, polling backs off until it answers", "op", op, "error", err)
 		return
 	}
@@ -67,6 +73,10 @@ func (h *health) settled(d time.Duration) bool {
 	defer h.mu.Unlock()
 	return !h.down && (h.upAt.IsZero() || time.Since(h.upAt) >= d)
 }
+
+// flapWindow is how soon after a recovery a new failure counts as the same
+// outage (logged as a warning, not as a new error).
+const flapWindow = 5 * time.Second
 
 // pollDelay is the wait before the next poll: the poll interval, or the
 // outage backoff while the database is down.

@@ -160,26 +160,24 @@ func isRetryableLockError(err error) bool {
 	return errors.As(err, &me) && (me.Number == 1213 || me.Number == 1205)
 }
 
-// exec runs one write statement: in autocommit on MySQL, in an immediate
-// transaction on SQLite.
+// exec runs one write statement in autocommit. (On SQLite a single write
+// statement takes the write lock when it starts, like BEGIN IMMEDIATE, so it
+// waits on busy_timeout rather than failing; writeMu queues this process's
+// writers first.)
 func (s *store) exec(ctx context.Context, query string, args ...any) (int64, error) {
-	if s.dialect == DialectMySQL {
-		res, err := s.db.ExecContext(ctx, query, args...)
-		if err != nil {
-			return 0, err
-		}
-		return res.RowsAffected()
+	res, err := s.execResult(ctx, query, args...)
+	if err != nil {
+		return 0, err
 	}
-	var n int64
-	err := s.write(ctx, func(tx *sqlx.Tx) error {
-		res, err := tx.ExecContext(ctx, query, args...)
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
-		return err
-	})
-	return n, err
+	return res.RowsAffected()
+}
+
+func (s *store) execResult(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if s.writeMu != nil {
+		s.writeMu.Lock()
+		defer s.writeMu.Unlock()
+	}
+	return s.db.ExecContext(ctx, query, args...)
 }
 
 // schemaProbes select every column argo uses, so a missing table or an old

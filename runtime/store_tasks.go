@@ -34,16 +34,10 @@ func insertArgs(t *Task) []any {
 func (s *store) insert(ctx context.Context, ex Execer, t *Task) error {
 	var res sql.Result
 	var err error
-	switch {
-	case ex != nil:
+	if ex != nil {
 		res, err = ex.ExecContext(ctx, insertTaskSQL, insertArgs(t)...)
-	case s.dialect == DialectSQLite:
-		err = s.write(ctx, func(tx *sqlx.Tx) error {
-			res, err = tx.ExecContext(ctx, insertTaskSQL, insertArgs(t)...)
-			return err
-		})
-	default:
-		res, err = s.db.ExecContext(ctx, insertTaskSQL, insertArgs(t)...)
+	} else {
+		res, err = s.execResult(ctx, insertTaskSQL, insertArgs(t)...)
 	}
 	if err != nil {
 		if isDuplicate(err) && t.UniqueKey.Valid {
