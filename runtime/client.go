@@ -25,6 +25,8 @@ type Runtime struct {
 	store  *store
 	log    *slog.Logger
 	alerts *alerter
+	// completer batches finish writes of concurrent attempts.
+	completer *completer
 	ownDB  bool // the runtime opened the handle and closes it at Stop
 
 	mu       sync.RWMutex
@@ -94,6 +96,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		wake:     make(chan struct{}, 1),
 	}
 	rt.alerts = newAlerter(rt.log, cfg.AlertWorkers, cfg.AlertQueue, cfg.AlertTimeout)
+	rt.completer = newCompleter(rt)
 	rt.leases.ids = map[int64]int{}
 	rt.ctx, rt.cancel = context.WithCancel(context.Background())
 	rt.workCtx, rt.workStop = context.WithCancel(context.Background())
@@ -101,6 +104,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		rt.cancel()
 		rt.workStop()
 		rt.alerts.close()
+		rt.completer.close()
 		return closeOnErr(err)
 	}
 	rt.startLoops()
@@ -384,6 +388,7 @@ func (rt *Runtime) Stop(ctx context.Context) error {
 			rt.stopErr = errors.New("argo: some attempts ignored cancellation; their leases will expire and be rescued")
 		}
 		rt.loops.Wait()
+		rt.completer.close()
 		rt.shards.stop(rt)
 		rt.alerts.close()
 		if rt.ownDB {

@@ -265,7 +265,7 @@ func (rt *Runtime) giveBack(t *Task, f fence, msg string) {
 // the write lands, the lease is found lost, or the runtime is stopped. It
 // reports whether the write landed now.
 func (rt *Runtime) record(f finishing) bool {
-	err := rt.store.finish(context.Background(), f, toMillis(rt.cfg.Now()))
+	err := rt.completer.finish(f)
 	if err == nil {
 		rt.health.ok(rt)
 		return true

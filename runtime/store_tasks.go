@@ -88,10 +88,18 @@ func (s *store) claimScoped(ctx context.Context, owner string, now, dueBy, lease
 	if len(ors) == 0 {
 		return nil, nil // no handler here, or no shard owned: claim nothing
 	}
-	where := "task_status IN (0, 2, 4) AND execute_time <= ? AND (" + strings.Join(ors, " OR ") + ")"
+	// MySQL: due_at is execute_time for claimable rows and NULL otherwise,
+	// so idx_claim_due is one range already in due order (no filesort, however
+	// large the backlog). SQLite: a partial index on execute_time does the same.
+	due := "task_status IN (0, 2, 4) AND execute_time <= ?"
+	order := "execute_time"
+	if s.dialect == DialectMySQL {
+		due, order = "due_at <= ?", "due_at"
+	}
+	where := due + " AND (" + strings.Join(ors, " OR ") + ")"
 	var tasks []*Task
 	if s.dialect == DialectSQLite {
-		q := "UPDATE argo_task SET " + claimSet + " WHERE id IN (SELECT id FROM argo_task WHERE " + where + " ORDER BY execute_time LIMIT ?) RETURNING " + taskColumns
+		q := "UPDATE argo_task SET " + claimSet + " WHERE id IN (SELECT id FROM argo_task WHERE " + where + " ORDER BY " + order + " LIMIT ?) RETURNING " + taskColumns
 		all := append([]any{owner, leaseUntil, now}, append(args, limit)...)
 		err := s.write(ctx, func(tx *sqlx.Tx) error { return tx.SelectContext(ctx, &tasks, q, all...) })
 		// RETURNING gives no order: restore oldest due first.
@@ -104,7 +112,7 @@ func (s *store) claimScoped(ctx context.Context, owner string, now, dueBy, lease
 	// (which change task_status, an idx_claim column) do not deadlock.
 	err := s.writeIso(ctx, sql.LevelReadCommitted, func(tx *sqlx.Tx) error {
 		tasks = tasks[:0]
-		q := "SELECT " + taskColumns + " FROM argo_task WHERE " + where + " ORDER BY execute_time LIMIT ? FOR UPDATE SKIP LOCKED"
+		q := "SELECT " + taskColumns + " FROM argo_task WHERE " + where + " ORDER BY " + order + " LIMIT ? FOR UPDATE SKIP LOCKED"
 		if err := tx.SelectContext(ctx, &tasks, q, append(args, limit)...); err != nil {
 			return err
 		}
@@ -175,9 +183,49 @@ type finishing struct {
 // finish applies f if the lease still holds, and records its attempt row in
 // the same transaction. It returns ErrLeaseLost if the lease was taken over.
 func (s *store) finish(ctx context.Context, f finishing, now Millis) error {
-	if err := CheckTransition(f.id, f.from, f.to); err != nil {
+	errs, err := s.finishBatch(ctx, []finishing{f}, now)
+	if err != nil {
 		return err
 	}
+	return errs[0]
+}
+
+// finishBatch applies several fenced finishes in one transaction (one
+// commit, so one log flush, for all of them), with their attempt rows in one
+// multi-row INSERT. errs[i] is f[i]'s own outcome (ErrLeaseLost, a
+// TransitionError, or nil); err is a failure of the whole transaction, in
+// which case nothing was written.
+func (s *store) finishBatch(ctx context.Context, fs []finishing, now Millis) (errs []error, err error) {
+	errs = make([]error, len(fs))
+	err = s.write(ctx, func(tx *sqlx.Tx) error {
+		var hist []*Attempt
+		for i, f := range fs {
+			errs[i] = CheckTransition(f.id, f.from, f.to)
+			if errs[i] != nil {
+				continue
+			}
+			q, args := finishUpdate(f, now)
+			res, err := tx.ExecContext(ctx, q, args...)
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n == 0 {
+				errs[i] = ErrLeaseLost
+				continue
+			}
+			if f.history != nil {
+				hist = append(hist, f.history)
+			}
+		}
+		return insertAttempts(ctx, tx, hist)
+	})
+	return errs, err
+}
+
+// finishUpdate is the fenced UPDATE of one finish.
+func finishUpdate(f finishing, now Millis) (string, []any) {
 	set := "task_status = ?, execute_time = ?, lease_owner = '', lease_until = 0, gmt_modified = ?"
 	args := []any{f.to, f.due, now}
 	if f.errMsg != nil {
@@ -192,22 +240,22 @@ func (s *store) finish(ctx context.Context, f finishing, now Millis) error {
 		set += ", execute_times = execute_times - 1"
 	}
 	args = append(args, f.id, f.shard, f.from, f.owner, f.attempt)
-	q := "UPDATE argo_task SET " + set + " WHERE id = ? AND shard_key = ? AND task_status = ? AND lease_owner = ? AND execute_times = ?"
-	return s.write(ctx, func(tx *sqlx.Tx) error {
-		res, err := tx.ExecContext(ctx, q, args...)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return ErrLeaseLost
-		}
-		if f.history != nil {
-			return insertAttempt(ctx, tx, f.history)
-		}
+	return "UPDATE argo_task SET " + set + " WHERE id = ? AND shard_key = ? AND task_status = ? AND lease_owner = ? AND execute_times = ?", args
+}
+
+// insertAttempts writes attempt rows with one multi-row INSERT.
+func insertAttempts(ctx context.Context, ex Execer, as []*Attempt) error {
+	if len(as) == 0 {
 		return nil
-	})
+	}
+	q := "INSERT INTO argo_task_attempt (task_pk, attempt, kind, worker, started_at, finished_at, outcome, error_msg, backoff_ms) VALUES " +
+		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?), ", len(as)), ", ")
+	args := make([]any, 0, 9*len(as))
+	for _, a := range as {
+		args = append(args, a.TaskPK, a.Attempt, a.Kind, a.Worker, a.StartedAt, a.FinishedAt, a.Outcome, a.Error, a.BackoffMs)
+	}
+	_, err := ex.ExecContext(ctx, q, args...)
+	return err
 }
 
 func insertAttempt(ctx context.Context, ex Execer, a *Attempt) error {

@@ -29,9 +29,11 @@ CREATE TABLE IF NOT EXISTS argo_task (
   discard_reason         TEXT         NOT NULL COMMENT 'operator reason for a discard',
   gmt_create             BIGINT       NOT NULL COMMENT 'created, ms',
   gmt_modified           BIGINT       NOT NULL COMMENT 'last state change, ms',
+  due_at                 BIGINT GENERATED ALWAYS AS (CASE WHEN task_status IN (0, 2, 4) THEN execute_time END) STORED COMMENT 'execute_time while claimable (pending, retrying, exhausted), else NULL',
   PRIMARY KEY (id),
   UNIQUE KEY uk_task_unique (task_id, unique_key),
-  KEY idx_claim (task_status, execute_time) COMMENT 'due-task claim: status IN (0,2,4) AND execute_time <= now',
+  KEY idx_claim_due (due_at) COMMENT 'due-task claim: due_at <= now ORDER BY due_at, one range in order',
+  KEY idx_claim (task_status, execute_time) COMMENT 'per-state scans: argoctl, oldest due task, tasks without a handler',
   KEY idx_lease (task_status, lease_until) COMMENT 'lease rescue: status IN (1,5) AND lease_until < now',
   KEY idx_retention (task_status, gmt_modified) COMMENT 'retention purge and argoctl since-filters'
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin COMMENT='argo durable calls';

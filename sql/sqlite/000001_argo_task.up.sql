@@ -32,6 +32,7 @@ CREATE TABLE IF NOT EXISTS argo_task (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS uk_task_unique ON argo_task (task_id, unique_key);
 CREATE INDEX IF NOT EXISTS idx_claim ON argo_task (task_status, execute_time);
+CREATE INDEX IF NOT EXISTS idx_claim_due ON argo_task (execute_time) WHERE task_status IN (0, 2, 4);
 CREATE INDEX IF NOT EXISTS idx_lease ON argo_task (task_status, lease_until);
 CREATE INDEX IF NOT EXISTS idx_retention ON argo_task (task_status, gmt_modified);
 
