@@ -27,7 +27,7 @@ type Runtime struct {
 	alerts *alerter
 	// completer batches finish writes of concurrent attempts.
 	completer *completer
-	ownDB  bool // the runtime opened the handle and closes it at Stop
+	ownDB     bool // the runtime opened the handle and closes it at Stop
 
 	mu       sync.RWMutex
 	handlers map[string]*TaskDef
