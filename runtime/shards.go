@@ -167,13 +167,18 @@ func (rt *Runtime) heartbeat(ctx context.Context) error {
 		groups = append(groups, *byHolders[k])
 	}
 	v := &rt.shards
+	before := v.ownedShards()
 	v.mu.Lock()
-	changed := !slices.Equal(v.live, live) || !equalGroups(v.groups, groups)
+	liveChanged := !slices.Equal(v.live, live)
+	changed := liveChanged || !equalGroups(v.groups, groups)
 	v.live, v.groups = live, groups
 	v.mu.Unlock()
 	if changed {
-		owned := rt.shards.ownedShards()
-		rt.log.Info("argo: shard split changed", "instance", rt.cfg.InstanceID, "live_instances", len(live), "owned_shards", len(owned), "all_shards", owned == nil)
+		// Logged when instances come or go or this one's shards move; a
+		// newly registered name alone is no news.
+		if owned := v.ownedShards(); liveChanged || !slices.Equal(before, owned) || (before == nil) != (owned == nil) {
+			rt.log.Info("argo: shard split changed", "instance", rt.cfg.InstanceID, "live_instances", len(live), "owned_shards", len(owned), "all_shards", owned == nil)
+		}
 		rt.poke()
 	}
 	return nil
