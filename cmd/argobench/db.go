@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/argo-retry/argo/cmd/argobench/internal/sqlcount"
+	"github.com/argo-retry/argo/runtime"
+)
+
+// insertTaskSQL is the hand-written side's INSERT: the columns argo writes
+// for a call (see runtime/store_tasks.go), so both sides store the same row.
+const insertTaskSQL = `INSERT INTO argo_task (task_id, task_status, execute_times, max_attempts, execute_time, parameter_types, method_name, method_sign_name, execute_interval_sec, delay_time, task_parameter, performance_way, thread_way, error_msg, alert_expression, alert_action_bean_name, fallback_class_name, fallback_error_msg, shard_key, retry_policy, lease_owner, lease_until, unique_key, discard_reason, gmt_create, gmt_modified) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// Task states as stored in argo_task.task_status.
+const (
+	statePending   = 0
+	stateRunning   = 1
+	stateSucceeded = 3
+)
+
+// handRow holds the values of one task row for the hand-written side,
+// computed from the same TaskDef the generated wrapper submits.
+type handRow struct {
+	def        *runtime.TaskDef
+	policyJSON string
+	maxAtt     int
+	initialSec int
+}
+
+func newHandRow(def *runtime.TaskDef) *handRow {
+	pol := def.Policy
+	if pol.Backoff == "" {
+		pol = runtime.DefaultRetryPolicy()
+	}
+	b, _ := json.Marshal(pol)
+	return &handRow{def: def, policyJSON: string(b), maxAtt: pol.MaxAttempts, initialSec: int(pol.Initial / time.Second)}
+}
+
+// values returns the INSERT arguments of one call.
+func (h *handRow) values(args []byte, now time.Time, state, executeTimes int, due time.Time, leaseOwner string, leaseUntil int64) []any {
+	d := h.def
+	mode, thread := d.Mode, d.Thread
+	if mode == 0 {
+		mode = runtime.Immediate
+	}
+	if thread == 0 {
+		thread = runtime.Async
+	}
+	ms := now.UnixMilli()
+	return []any{d.Name, state, executeTimes, h.maxAtt, due.UnixMilli(), d.ParameterTypes, d.MethodName, d.Signature,
+		h.initialSec, int(d.Delay / time.Second), string(args), int(mode), int(thread), "", d.Alert, d.AlertActionName, d.FallbackName, "",
+		rand.IntN(64), h.policyJSON, leaseOwner, leaseUntil, nil, "", ms, ms}
+}
+
+func argsJSON(n int) []byte {
+	b, _ := json.Marshal(struct {
+		N int `json:"n"`
+	}{n})
+	return b
+}
+
+// sqlitePath returns the file of a "sqlite:PATH" DSN.
+func sqlitePath(dsn string) string {
+	return strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite:"), "//")
+}
+
+// openCounted opens the database of dsn like runtime.OpenDB does, through a
+// driver wrapper that counts statements into c.
+func openCounted(dsn string, c *sqlcount.Counter) (*sql.DB, error) {
+	plain, dialect, err := runtime.OpenDB(dsn)
+	if err != nil {
+		return nil, err
+	}
+	drv := plain.Driver()
+	plain.Close()
+	var name string
+	maxOpen := 64
+	if dialect == runtime.DialectSQLite {
+		// The same connection settings as runtime.OpenDB (runtime/store.go).
+		path := sqlitePath(dsn)
+		sep := "?"
+		if strings.Contains(path, "?") {
+			sep = "&"
+		}
+		name = "file:" + path + sep + "_pragma=busy_timeout(20000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate"
+		maxOpen = 8
+	} else {
+		name = strings.TrimPrefix(strings.TrimPrefix(dsn, "mysql:"), "//")
+	}
+	var base driver.Connector = sqlcount.DSNConnector(drv, name)
+	db := sql.OpenDB(sqlcount.Connector(base, c))
+	db.SetMaxOpenConns(maxOpen)
+	db.SetMaxIdleConns(maxOpen)
+	return db, nil
+}
+
+// ensureMySQLDatabase creates the database a mysql: DSN names if it is missing.
+func ensureMySQLDatabase(ctx context.Context, dsn string) error {
+	raw := strings.TrimPrefix(strings.TrimPrefix(dsn, "mysql:"), "//")
+	slash := strings.LastIndex(raw, "/")
+	if slash < 0 {
+		return fmt.Errorf("DSN %q names no database", dsn)
+	}
+	name, params, _ := strings.Cut(raw[slash+1:], "?")
+	if name == "" {
+		return fmt.Errorf("DSN %q names no database", dsn)
+	}
+	if strings.ContainsAny(name, "`") {
+		return fmt.Errorf("database name %q not supported", name)
+	}
+	serverDSN := "mysql:" + raw[:slash+1] + "mysql"
+	if params != "" {
+		serverDSN += "?" + params
+	}
+	db, _, err := runtime.OpenDB(serverDSN)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	_, err = db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS `"+name+"`")
+	return err
+}
+
+// resetTables empties argo's task tables.
+func resetTables(ctx context.Context, db *sql.DB, dialect string) error {
+	if dialect == runtime.DialectMySQL {
+		for _, t := range []string{"argo_task", "argo_task_attempt"} {
+			if _, err := db.ExecContext(ctx, "TRUNCATE TABLE "+t); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, q := range []string{"DELETE FROM argo_task", "DELETE FROM argo_task_attempt", "PRAGMA wal_checkpoint(TRUNCATE)", "VACUUM"} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	return nil
+}
+
+// checkBenchDatabase refuses a database whose argo_task holds rows that
+// argobench did not write: the bench deletes every row.
+func checkBenchDatabase(ctx context.Context, db *sql.DB) error {
+	var n int
+	err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM argo_task WHERE task_id NOT LIKE 'argobench.%'").Scan(&n)
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		return fmt.Errorf("argo_task in this database holds %d rows argobench did not write, and the bench deletes every row: point -dsn at a database used only for benchmarking (or pass -force)", n)
+	}
+	return nil
+}
+
+// countWhere counts argo_task rows.
+func countWhere(ctx context.Context, db *sql.DB, where string, args ...any) (int, error) {
+	var n int
+	err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM argo_task WHERE "+where, args...).Scan(&n)
+	return n, err
+}
+
+var errTimeout = errors.New("timed out")
+
+// dropArgoTables drops argo's tables and its migration record.
+func dropArgoTables(ctx context.Context, db *sql.DB) error {
+	for _, t := range []string{"argo_task", "argo_task_attempt", "argo_instance", "argo_leader", "argo_schema_migrations"} {
+		if _, err := db.ExecContext(ctx, "DROP TABLE IF EXISTS "+t); err != nil {
+			return err
+		}
+	}
+	return nil
+}

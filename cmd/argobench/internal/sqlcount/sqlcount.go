@@ -1,0 +1,343 @@
+// Package sqlcount wraps a database/sql driver to count what a workload asks
+// of the database: statements by verb and table, prepares, transactions, and
+// the time spent in each. argobench uses it to show how many statements (and,
+// on MySQL, network round trips) one durable call costs next to the same work
+// written by hand.
+package sqlcount
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Counts is what a Counter saw, keyed by operation: "BEGIN", "COMMIT",
+// "ROLLBACK", "PREPARE", or a statement's verb and table ("INSERT argo_task",
+// "UPDATE argo_task", "SELECT argo_task", …).
+type Counts struct {
+	N    map[string]int64
+	Time map[string]time.Duration
+}
+
+// Keys returns the operations seen, sorted.
+func (c Counts) Keys() []string {
+	ks := make([]string, 0, len(c.N))
+	for k := range c.N {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// Sub returns c minus before.
+func (c Counts) Sub(before Counts) Counts {
+	out := Counts{N: map[string]int64{}, Time: map[string]time.Duration{}}
+	for k, v := range c.N {
+		if d := v - before.N[k]; d != 0 {
+			out.N[k] = d
+			out.Time[k] = c.Time[k] - before.Time[k]
+		}
+	}
+	return out
+}
+
+// Counter accumulates Counts; it is safe for concurrent use.
+type Counter struct {
+	mu      sync.Mutex
+	n       map[string]int64
+	t       map[string]time.Duration
+	capture map[string]string // marker → first statement text containing it
+}
+
+// NewCounter returns an empty Counter.
+func NewCounter() *Counter {
+	return &Counter{n: map[string]int64{}, t: map[string]time.Duration{}, capture: map[string]string{}}
+}
+
+// Snapshot returns a copy of the counts so far.
+func (c *Counter) Snapshot() Counts {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := Counts{N: make(map[string]int64, len(c.n)), Time: make(map[string]time.Duration, len(c.t))}
+	for k, v := range c.n {
+		out.N[k] = v
+		out.Time[k] = c.t[k]
+	}
+	return out
+}
+
+// Capture asks the counter to remember the text of the next statement that
+// contains marker; Captured returns it.
+func (c *Counter) Capture(marker string) {
+	c.mu.Lock()
+	if _, ok := c.capture[marker]; !ok {
+		c.capture[marker] = ""
+	}
+	c.mu.Unlock()
+}
+
+// Captured returns the statement text captured for marker ("" if none yet).
+func (c *Counter) Captured(marker string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.capture[marker]
+}
+
+func (c *Counter) add(key string, d time.Duration) {
+	c.mu.Lock()
+	c.n[key]++
+	c.t[key] += d
+	c.mu.Unlock()
+}
+
+func (c *Counter) stmt(query string, d time.Duration) {
+	c.mu.Lock()
+	k := Classify(query)
+	c.n[k]++
+	c.t[k] += d
+	for m, q := range c.capture {
+		if q == "" && strings.Contains(query, m) {
+			c.capture[m] = query
+		}
+	}
+	c.mu.Unlock()
+}
+
+// Classify names a statement by its verb and first table.
+func Classify(query string) string {
+	f := strings.Fields(query)
+	if len(f) == 0 {
+		return "?"
+	}
+	verb := strings.ToUpper(f[0])
+	table := ""
+	after := map[string]string{"INSERT": "INTO", "SELECT": "FROM", "DELETE": "FROM"}
+	switch verb {
+	case "UPDATE":
+		if len(f) > 1 {
+			table = f[1]
+		}
+	case "INSERT", "SELECT", "DELETE":
+		for i, w := range f {
+			if strings.EqualFold(w, after[verb]) && i+1 < len(f) {
+				table = strings.TrimRight(f[i+1], "(,;")
+				break
+			}
+		}
+	default:
+		return verb
+	}
+	if table == "" {
+		return verb
+	}
+	return verb + " " + table
+}
+
+// Connector wraps base so that every connection counts into c.
+func Connector(base driver.Connector, c *Counter) driver.Connector {
+	return &connector{base: base, c: c}
+}
+
+// DSNConnector makes a Connector of a driver that has no OpenConnector.
+func DSNConnector(d driver.Driver, dsn string) driver.Connector {
+	if dc, ok := d.(driver.DriverContext); ok {
+		if cn, err := dc.OpenConnector(dsn); err == nil {
+			return cn
+		}
+	}
+	return dsnConnector{d: d, dsn: dsn}
+}
+
+type dsnConnector struct {
+	d   driver.Driver
+	dsn string
+}
+
+func (d dsnConnector) Connect(context.Context) (driver.Conn, error) { return d.d.Open(d.dsn) }
+func (d dsnConnector) Driver() driver.Driver                        { return d.d }
+
+type connector struct {
+	base driver.Connector
+	c    *Counter
+}
+
+func (cn *connector) Connect(ctx context.Context) (driver.Conn, error) {
+	bc, err := cn.base.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &conn{Conn: bc, c: cn.c}, nil
+}
+
+func (cn *connector) Driver() driver.Driver { return cn.base.Driver() }
+
+type conn struct {
+	driver.Conn
+	c *Counter
+}
+
+func (w *conn) Prepare(query string) (driver.Stmt, error) {
+	return w.PrepareContext(context.Background(), query)
+}
+
+func (w *conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	start := time.Now()
+	var st driver.Stmt
+	var err error
+	if p, ok := w.Conn.(driver.ConnPrepareContext); ok {
+		st, err = p.PrepareContext(ctx, query)
+	} else {
+		st, err = w.Conn.Prepare(query)
+	}
+	w.c.add("PREPARE", time.Since(start))
+	if err != nil {
+		return nil, err
+	}
+	return &stmt{Stmt: st, c: w.c, query: query}, nil
+}
+
+func (w *conn) Begin() (driver.Tx, error) {
+	return w.BeginTx(context.Background(), driver.TxOptions{})
+}
+
+func (w *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	start := time.Now()
+	var tx driver.Tx
+	var err error
+	if b, ok := w.Conn.(driver.ConnBeginTx); ok {
+		tx, err = b.BeginTx(ctx, opts)
+	} else {
+		tx, err = w.Conn.Begin() //nolint:staticcheck // fallback for old drivers
+	}
+	w.c.add("BEGIN", time.Since(start))
+	if err != nil {
+		return nil, err
+	}
+	return &txw{Tx: tx, c: w.c}, nil
+}
+
+func (w *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	e, ok := w.Conn.(driver.ExecerContext)
+	if !ok {
+		return nil, driver.ErrSkip
+	}
+	start := time.Now()
+	res, err := e.ExecContext(ctx, query, args)
+	if errors.Is(err, driver.ErrSkip) {
+		return nil, err // database/sql prepares instead; the stmt counts it
+	}
+	w.c.stmt(query, time.Since(start))
+	return res, err
+}
+
+func (w *conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	q, ok := w.Conn.(driver.QueryerContext)
+	if !ok {
+		return nil, driver.ErrSkip
+	}
+	start := time.Now()
+	rows, err := q.QueryContext(ctx, query, args)
+	if errors.Is(err, driver.ErrSkip) {
+		return nil, err
+	}
+	w.c.stmt(query, time.Since(start))
+	return rows, err
+}
+
+func (w *conn) Ping(ctx context.Context) error {
+	if p, ok := w.Conn.(driver.Pinger); ok {
+		return p.Ping(ctx)
+	}
+	return nil
+}
+
+func (w *conn) ResetSession(ctx context.Context) error {
+	if r, ok := w.Conn.(driver.SessionResetter); ok {
+		return r.ResetSession(ctx)
+	}
+	return nil
+}
+
+func (w *conn) IsValid() bool {
+	if v, ok := w.Conn.(driver.Validator); ok {
+		return v.IsValid()
+	}
+	return true
+}
+
+func (w *conn) CheckNamedValue(nv *driver.NamedValue) error {
+	if ch, ok := w.Conn.(driver.NamedValueChecker); ok {
+		return ch.CheckNamedValue(nv)
+	}
+	return driver.ErrSkip
+}
+
+type stmt struct {
+	driver.Stmt
+	c     *Counter
+	query string
+}
+
+func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	start := time.Now()
+	var res driver.Result
+	var err error
+	if e, ok := s.Stmt.(driver.StmtExecContext); ok {
+		res, err = e.ExecContext(ctx, args)
+	} else {
+		vals := make([]driver.Value, len(args))
+		for i, a := range args {
+			vals[i] = a.Value
+		}
+		res, err = s.Stmt.Exec(vals) //nolint:staticcheck // fallback for old drivers
+	}
+	s.c.stmt(s.query, time.Since(start))
+	return res, err
+}
+
+func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	start := time.Now()
+	var rows driver.Rows
+	var err error
+	if q, ok := s.Stmt.(driver.StmtQueryContext); ok {
+		rows, err = q.QueryContext(ctx, args)
+	} else {
+		vals := make([]driver.Value, len(args))
+		for i, a := range args {
+			vals[i] = a.Value
+		}
+		rows, err = s.Stmt.Query(vals) //nolint:staticcheck // fallback for old drivers
+	}
+	s.c.stmt(s.query, time.Since(start))
+	return rows, err
+}
+
+func (s *stmt) CheckNamedValue(nv *driver.NamedValue) error {
+	if ch, ok := s.Stmt.(driver.NamedValueChecker); ok {
+		return ch.CheckNamedValue(nv)
+	}
+	return driver.ErrSkip
+}
+
+type txw struct {
+	driver.Tx
+	c *Counter
+}
+
+func (t *txw) Commit() error {
+	start := time.Now()
+	err := t.Tx.Commit()
+	t.c.add("COMMIT", time.Since(start))
+	return err
+}
+
+func (t *txw) Rollback() error {
+	start := time.Now()
+	err := t.Tx.Rollback()
+	t.c.add("ROLLBACK", time.Since(start))
+	return err
+}
