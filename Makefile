@@ -7,7 +7,8 @@
 #                      Extra go test flags: GO_TEST_FLAGS='-run TestX -v' GO_TEST_PKGS=./runtime/...
 #   make vet           go vet ./...
 #   make generate      go generate ./...
-#   make bench         run the benchmark driver (cmd/argobench), once it exists
+#   make bench         run the benchmark (cmd/argobench) on the embedded SQLite;
+#                      BENCH_FLAGS='-dsn mysql:... -scale 0.2' to change it
 #   make mariadb-up    start a MariaDB for manual `go test` runs; prints the
 #                      exports to use:  eval "$$(make -s mariadb-up)"
 #   make mariadb-down  stop it and delete its data
@@ -31,11 +32,7 @@ generate:
 	$(GO) generate ./...
 
 bench:
-	@if [ -d cmd/argobench ]; then \
-		$(GO) run ./cmd/argobench; \
-	else \
-		echo "bench: cmd/argobench does not exist yet; nothing to run"; \
-	fi
+	$(GO) run ./cmd/argobench $(BENCH_FLAGS)
 
 mariadb-up:
 	@bash scripts/mariadb.sh start "$(MARIADB_DIR)" "$(MARIADB_PORT)" >&2
