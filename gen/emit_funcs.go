@@ -54,7 +54,7 @@ func (e *emitter) init(t *task) {
 		}
 		return []jen.Code{
 			jen.Var().Id(l.v).Id(t.argsType),
-			jen.If(jen.Id(l.err).Op(":=").Id(in.decode).Call(keys...), jen.Id(l.err).Op("!=").Nil()).Block(jen.Return(jen.Id(l.err))),
+			jen.If(jen.Id(l.err).Op(":=").Add(e.rt("DecodeJSON").Call(keys...)), jen.Id(l.err).Op("!=").Nil()).Block(jen.Return(jen.Id(l.err))),
 		}
 	}
 	call := func(fn *types.Func, method, hasCtx bool) jen.Code {

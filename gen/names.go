@@ -47,7 +47,7 @@ type plan struct {
 	real     map[string]string // package path → its package name
 	reserved map[string]bool   // names a wrapper parameter must not take
 	internal struct {
-		runtime, call, submit, submitTx, decode, key, unbound string
+		runtime, submit, submitTx, key, unbound string
 	}
 	register string // ArgoRegister, if the package has annotated functions
 }
@@ -111,8 +111,8 @@ func (c *checker) plan() *plan {
 	p := &plan{imports: map[string]string{}, real: map[string]string{}, reserved: map[string]bool{"ctx": true, "tx": true}, register: c.register}
 
 	in := &p.internal
-	in.runtime, in.call, in.submit, in.submitTx = n.fresh("argoRuntime"), n.fresh("argoCall"), n.fresh("argoSubmit"), n.fresh("argoSubmitTx")
-	in.decode, in.key, in.unbound = n.fresh("argoDecode"), n.fresh("argoKey"), n.fresh("argoUnbound")
+	in.runtime, in.submit, in.submitTx = n.fresh("argoRuntime"), n.fresh("argoSubmit"), n.fresh("argoSubmitTx")
+	in.key, in.unbound = n.fresh("argoKey"), n.fresh("argoUnbound")
 	for _, r := range c.recvs {
 		r.recvVar = n.fresh("argoRecv" + upperFirst(r.obj.Name()))
 	}

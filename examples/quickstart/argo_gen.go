@@ -7,11 +7,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"github.com/argo-retry/argo/runtime"
-	"slices"
 	"sync/atomic"
 	"time"
 )
@@ -65,7 +62,7 @@ type argoArgsSendReceipt struct {
 func init() {
 	argoTaskSendReceipt.Run = func(ctx context.Context, args []byte) error {
 		var v argoArgsSendReceipt
-		if err := argoDecode(args, &v, "orderID", "amountCents"); err != nil {
+		if err := runtime.DecodeJSON(args, &v, "orderID", "amountCents"); err != nil {
 			return err
 		}
 		return SendReceipt(ctx, v.OrderID, v.AmountCents)
@@ -87,63 +84,12 @@ func SendReceiptDurableTx(ctx context.Context, tx runtime.Execer, orderID string
 	return argoSubmitTx(ctx, tx, argoTaskSendReceipt, "ArgoRegister", &argoArgsSendReceipt{OrderID: orderID, AmountCents: amountCents}, "", "")
 }
 
-// argoCall encodes the arguments of a call of def, or says why the call cannot be stored.
-func argoCall(def *runtime.TaskDef, register string, args any, shardBy, uniqueKey string) (*runtime.Runtime, runtime.Call, error) {
-	rt := argoRuntime.Load()
-	if rt == nil {
-		return nil, runtime.Call{}, fmt.Errorf("%w: task %s: no runtime is bound: call main.%s at start-up", runtime.ErrNotPersisted, def.Name, register)
-	}
-	b, err := json.Marshal(args)
-	if err != nil {
-		return nil, runtime.Call{}, fmt.Errorf("%w: task %s: encoding the arguments: %w", runtime.ErrNotPersisted, def.Name, err)
-	}
-	return rt, runtime.Call{
-		Args:      b,
-		ShardBy:   shardBy,
-		Task:      def,
-		UniqueKey: uniqueKey,
-	}, nil
-}
-
 // argoSubmit stores a call and runs it per its task definition.
 func argoSubmit(ctx context.Context, def *runtime.TaskDef, register string, args any, shardBy, uniqueKey string) error {
-	rt, call, err := argoCall(def, register, args, shardBy, uniqueKey)
-	if err != nil {
-		return err
-	}
-	_, err = rt.Submit(ctx, call)
-	return err
+	return runtime.SubmitJSON(ctx, argoRuntime.Load(), "main."+register, def, args, shardBy, uniqueKey)
 }
 
 // argoSubmitTx stores a call in the caller's transaction.
 func argoSubmitTx(ctx context.Context, tx runtime.Execer, def *runtime.TaskDef, register string, args any, shardBy, uniqueKey string) (int64, error) {
-	rt, call, err := argoCall(def, register, args, shardBy, uniqueKey)
-	if err != nil {
-		return 0, err
-	}
-	return rt.SubmitTx(ctx, tx, call)
-}
-
-// argoDecode decodes stored arguments into v. The stored keys must be exactly keys: a row written
-// for another signature of the function is refused with runtime.Undecodable (it waits, visible, for
-// a deploy that decodes it), never run with zero values.
-func argoDecode(args []byte, v any, keys ...string) error {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(args, &m); err != nil {
-		return runtime.Undecodable(err)
-	}
-	for _, k := range keys {
-		if _, ok := m[k]; !ok {
-			return runtime.Undecodable(fmt.Errorf("argument %q is missing", k))
-		}
-	}
-	for k := range m {
-		if !slices.Contains(keys, k) {
-			return runtime.Undecodable(fmt.Errorf("argument %q is not a parameter", k))
-		}
-	}
-	if err := json.Unmarshal(args, v); err != nil {
-		return runtime.Undecodable(err)
-	}
-	return nil
+	return runtime.SubmitJSONTx(ctx, argoRuntime.Load(), tx, "main."+register, def, args, shardBy, uniqueKey)
 }

@@ -7,11 +7,9 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/argo-retry/argo/runtime"
-	"slices"
 	"sync/atomic"
 	"time"
 )
@@ -102,7 +100,7 @@ type argoArgsFlaky struct {
 func init() {
 	argoTaskFlaky.Run = func(ctx context.Context, args []byte) error {
 		var v argoArgsFlaky
-		if err := argoDecode(args, &v, "key"); err != nil {
+		if err := runtime.DecodeJSON(args, &v, "key"); err != nil {
 			return err
 		}
 		return Flaky(ctx, v.Key)
@@ -159,14 +157,14 @@ type argoArgsDoomed struct {
 func init() {
 	argoTaskDoomed.Run = func(ctx context.Context, args []byte) error {
 		var v argoArgsDoomed
-		if err := argoDecode(args, &v, "order", "tags"); err != nil {
+		if err := runtime.DecodeJSON(args, &v, "order", "tags"); err != nil {
 			return err
 		}
 		return Doomed(ctx, v.Order, v.Tags...)
 	}
 	argoTaskDoomed.Fallback = func(ctx context.Context, args []byte, _ error) error {
 		var v argoArgsDoomed
-		if err := argoDecode(args, &v, "order", "tags"); err != nil {
+		if err := runtime.DecodeJSON(args, &v, "order", "tags"); err != nil {
 			return err
 		}
 		return rescue(ctx, v.Order, v.Tags...)
@@ -225,7 +223,7 @@ func init() {
 			return argoUnbound(argoTaskStoreSave, "ArgoRegisterStore")
 		}
 		var v argoArgsStoreSave
-		if err := argoDecode(args, &v, "id", "note"); err != nil {
+		if err := runtime.DecodeJSON(args, &v, "id", "note"); err != nil {
 			return err
 		}
 		return r.Save(ctx, v.Id, v.Note)
@@ -283,7 +281,7 @@ func init() {
 			return argoUnbound(argoTaskCounterAdd, "ArgoRegisterCounter")
 		}
 		var v argoArgsCounterAdd
-		if err := argoDecode(args, &v, "n"); err != nil {
+		if err := runtime.DecodeJSON(args, &v, "n"); err != nil {
 			return err
 		}
 		return r.Add(v.N)
@@ -305,65 +303,14 @@ func (Counter) AddDurableTx(ctx context.Context, tx runtime.Execer, n int) (int6
 	return argoSubmitTx(ctx, tx, argoTaskCounterAdd, "ArgoRegisterCounter", &argoArgsCounterAdd{N: n}, "", "")
 }
 
-// argoCall encodes the arguments of a call of def, or says why the call cannot be stored.
-func argoCall(def *runtime.TaskDef, register string, args any, shardBy, uniqueKey string) (*runtime.Runtime, runtime.Call, error) {
-	rt := argoRuntime.Load()
-	if rt == nil {
-		return nil, runtime.Call{}, fmt.Errorf("%w: task %s: no runtime is bound: call e2e.%s at start-up", runtime.ErrNotPersisted, def.Name, register)
-	}
-	b, err := json.Marshal(args)
-	if err != nil {
-		return nil, runtime.Call{}, fmt.Errorf("%w: task %s: encoding the arguments: %w", runtime.ErrNotPersisted, def.Name, err)
-	}
-	return rt, runtime.Call{
-		Args:      b,
-		ShardBy:   shardBy,
-		Task:      def,
-		UniqueKey: uniqueKey,
-	}, nil
-}
-
 // argoSubmit stores a call and runs it per its task definition.
 func argoSubmit(ctx context.Context, def *runtime.TaskDef, register string, args any, shardBy, uniqueKey string) error {
-	rt, call, err := argoCall(def, register, args, shardBy, uniqueKey)
-	if err != nil {
-		return err
-	}
-	_, err = rt.Submit(ctx, call)
-	return err
+	return runtime.SubmitJSON(ctx, argoRuntime.Load(), "e2e."+register, def, args, shardBy, uniqueKey)
 }
 
 // argoSubmitTx stores a call in the caller's transaction.
 func argoSubmitTx(ctx context.Context, tx runtime.Execer, def *runtime.TaskDef, register string, args any, shardBy, uniqueKey string) (int64, error) {
-	rt, call, err := argoCall(def, register, args, shardBy, uniqueKey)
-	if err != nil {
-		return 0, err
-	}
-	return rt.SubmitTx(ctx, tx, call)
-}
-
-// argoDecode decodes stored arguments into v. The stored keys must be exactly keys: a row written
-// for another signature of the function is refused with runtime.Undecodable (it waits, visible, for
-// a deploy that decodes it), never run with zero values.
-func argoDecode(args []byte, v any, keys ...string) error {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(args, &m); err != nil {
-		return runtime.Undecodable(err)
-	}
-	for _, k := range keys {
-		if _, ok := m[k]; !ok {
-			return runtime.Undecodable(fmt.Errorf("argument %q is missing", k))
-		}
-	}
-	for k := range m {
-		if !slices.Contains(keys, k) {
-			return runtime.Undecodable(fmt.Errorf("argument %q is not a parameter", k))
-		}
-	}
-	if err := json.Unmarshal(args, v); err != nil {
-		return runtime.Undecodable(err)
-	}
-	return nil
+	return runtime.SubmitJSONTx(ctx, argoRuntime.Load(), tx, "e2e."+register, def, args, shardBy, uniqueKey)
 }
 
 // argoKey turns a shard-by or unique-by parameter into its key.

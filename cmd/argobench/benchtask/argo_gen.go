@@ -7,11 +7,8 @@ package benchtask
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"github.com/argo-retry/argo/runtime"
-	"slices"
 	"sync/atomic"
 	"time"
 )
@@ -64,7 +61,7 @@ type argoArgsSyncCall struct {
 func init() {
 	argoTaskSyncCall.Run = func(ctx context.Context, args []byte) error {
 		var v argoArgsSyncCall
-		if err := argoDecode(args, &v, "n"); err != nil {
+		if err := runtime.DecodeJSON(args, &v, "n"); err != nil {
 			return err
 		}
 		return SyncCall(ctx, v.N)
@@ -117,7 +114,7 @@ type argoArgsLater struct {
 func init() {
 	argoTaskLater.Run = func(ctx context.Context, args []byte) error {
 		var v argoArgsLater
-		if err := argoDecode(args, &v, "n"); err != nil {
+		if err := runtime.DecodeJSON(args, &v, "n"); err != nil {
 			return err
 		}
 		return Later(ctx, v.N)
@@ -168,7 +165,7 @@ type argoArgsWork struct {
 func init() {
 	argoTaskWork.Run = func(ctx context.Context, args []byte) error {
 		var v argoArgsWork
-		if err := argoDecode(args, &v, "n"); err != nil {
+		if err := runtime.DecodeJSON(args, &v, "n"); err != nil {
 			return err
 		}
 		return Work(ctx, v.N)
@@ -218,7 +215,7 @@ type argoArgsFailOnce struct {
 func init() {
 	argoTaskFailOnce.Run = func(ctx context.Context, args []byte) error {
 		var v argoArgsFailOnce
-		if err := argoDecode(args, &v, "n"); err != nil {
+		if err := runtime.DecodeJSON(args, &v, "n"); err != nil {
 			return err
 		}
 		return FailOnce(ctx, v.N)
@@ -240,63 +237,12 @@ func FailOnceDurableTx(ctx context.Context, tx runtime.Execer, n int) (int64, er
 	return argoSubmitTx(ctx, tx, argoTaskFailOnce, "ArgoRegister", &argoArgsFailOnce{N: n}, "", "")
 }
 
-// argoCall encodes the arguments of a call of def, or says why the call cannot be stored.
-func argoCall(def *runtime.TaskDef, register string, args any, shardBy, uniqueKey string) (*runtime.Runtime, runtime.Call, error) {
-	rt := argoRuntime.Load()
-	if rt == nil {
-		return nil, runtime.Call{}, fmt.Errorf("%w: task %s: no runtime is bound: call benchtask.%s at start-up", runtime.ErrNotPersisted, def.Name, register)
-	}
-	b, err := json.Marshal(args)
-	if err != nil {
-		return nil, runtime.Call{}, fmt.Errorf("%w: task %s: encoding the arguments: %w", runtime.ErrNotPersisted, def.Name, err)
-	}
-	return rt, runtime.Call{
-		Args:      b,
-		ShardBy:   shardBy,
-		Task:      def,
-		UniqueKey: uniqueKey,
-	}, nil
-}
-
 // argoSubmit stores a call and runs it per its task definition.
 func argoSubmit(ctx context.Context, def *runtime.TaskDef, register string, args any, shardBy, uniqueKey string) error {
-	rt, call, err := argoCall(def, register, args, shardBy, uniqueKey)
-	if err != nil {
-		return err
-	}
-	_, err = rt.Submit(ctx, call)
-	return err
+	return runtime.SubmitJSON(ctx, argoRuntime.Load(), "benchtask."+register, def, args, shardBy, uniqueKey)
 }
 
 // argoSubmitTx stores a call in the caller's transaction.
 func argoSubmitTx(ctx context.Context, tx runtime.Execer, def *runtime.TaskDef, register string, args any, shardBy, uniqueKey string) (int64, error) {
-	rt, call, err := argoCall(def, register, args, shardBy, uniqueKey)
-	if err != nil {
-		return 0, err
-	}
-	return rt.SubmitTx(ctx, tx, call)
-}
-
-// argoDecode decodes stored arguments into v. The stored keys must be exactly keys: a row written
-// for another signature of the function is refused with runtime.Undecodable (it waits, visible, for
-// a deploy that decodes it), never run with zero values.
-func argoDecode(args []byte, v any, keys ...string) error {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(args, &m); err != nil {
-		return runtime.Undecodable(err)
-	}
-	for _, k := range keys {
-		if _, ok := m[k]; !ok {
-			return runtime.Undecodable(fmt.Errorf("argument %q is missing", k))
-		}
-	}
-	for k := range m {
-		if !slices.Contains(keys, k) {
-			return runtime.Undecodable(fmt.Errorf("argument %q is not a parameter", k))
-		}
-	}
-	if err := json.Unmarshal(args, v); err != nil {
-		return runtime.Undecodable(err)
-	}
-	return nil
+	return runtime.SubmitJSONTx(ctx, argoRuntime.Load(), tx, "benchtask."+register, def, args, shardBy, uniqueKey)
 }

@@ -7,11 +7,9 @@ package integration
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/argo-retry/argo/runtime"
-	"slices"
 	"sync/atomic"
 	"time"
 )
@@ -82,7 +80,7 @@ func init() {
 			return argoUnbound(argoTaskSystemsRequestTruck, "ArgoRegisterSystems")
 		}
 		var v argoArgsSystemsRequestTruck
-		if err := argoDecode(args, &v, "order", "dock"); err != nil {
+		if err := runtime.DecodeJSON(args, &v, "order", "dock"); err != nil {
 			return err
 		}
 		return r.RequestTruck(ctx, v.Order, v.Dock)
@@ -147,7 +145,7 @@ func init() {
 			return argoUnbound(argoTaskSystemsDepart, "ArgoRegisterSystems")
 		}
 		var v argoArgsSystemsDepart
-		if err := argoDecode(args, &v, "order", "truck"); err != nil {
+		if err := runtime.DecodeJSON(args, &v, "order", "truck"); err != nil {
 			return err
 		}
 		return r.Depart(ctx, v.Order, v.Truck)
@@ -210,7 +208,7 @@ func init() {
 			return argoUnbound(argoTaskSystemsLightOn, "ArgoRegisterSystems")
 		}
 		var v argoArgsSystemsLightOn
-		if err := argoDecode(args, &v, "slot", "color"); err != nil {
+		if err := runtime.DecodeJSON(args, &v, "slot", "color"); err != nil {
 			return err
 		}
 		return r.LightOn(ctx, v.Slot, v.Color)
@@ -221,7 +219,7 @@ func init() {
 			return argoUnbound(argoTaskSystemsLightOn, "ArgoRegisterSystems")
 		}
 		var v argoArgsSystemsLightOn
-		if err := argoDecode(args, &v, "slot", "color"); err != nil {
+		if err := runtime.DecodeJSON(args, &v, "slot", "color"); err != nil {
 			return err
 		}
 		return r.PickSlipByHand(ctx, v.Slot, v.Color)
@@ -287,7 +285,7 @@ func init() {
 			return argoUnbound(argoTaskSystemsLightOff, "ArgoRegisterSystems")
 		}
 		var v argoArgsSystemsLightOff
-		if err := argoDecode(args, &v, "slot"); err != nil {
+		if err := runtime.DecodeJSON(args, &v, "slot"); err != nil {
 			return err
 		}
 		return r.LightOff(ctx, v.Slot)
@@ -345,7 +343,7 @@ func init() {
 			return argoUnbound(argoTaskSystemsPrintLabel, "ArgoRegisterSystems")
 		}
 		var v argoArgsSystemsPrintLabel
-		if err := argoDecode(args, &v, "order", "template", "copies"); err != nil {
+		if err := runtime.DecodeJSON(args, &v, "order", "template", "copies"); err != nil {
 			return err
 		}
 		return r.PrintLabel(ctx, v.Order, v.Template, v.Copies)
@@ -404,7 +402,7 @@ func init() {
 			return argoUnbound(argoTaskSystemsReportFinished, "ArgoRegisterSystems")
 		}
 		var v argoArgsSystemsReportFinished
-		if err := argoDecode(args, &v, "order", "lines", "attrs"); err != nil {
+		if err := runtime.DecodeJSON(args, &v, "order", "lines", "attrs"); err != nil {
 			return err
 		}
 		return r.ReportFinished(ctx, v.Order, v.Lines, v.Attrs)
@@ -426,65 +424,14 @@ func (*Systems) ReportFinishedDurableTx(ctx context.Context, tx runtime.Execer, 
 	return argoSubmitTx(ctx, tx, argoTaskSystemsReportFinished, "ArgoRegisterSystems", &argoArgsSystemsReportFinished{Order: order, Lines: lines, Attrs: attrs}, argoKey(order), argoKey(order))
 }
 
-// argoCall encodes the arguments of a call of def, or says why the call cannot be stored.
-func argoCall(def *runtime.TaskDef, register string, args any, shardBy, uniqueKey string) (*runtime.Runtime, runtime.Call, error) {
-	rt := argoRuntime.Load()
-	if rt == nil {
-		return nil, runtime.Call{}, fmt.Errorf("%w: task %s: no runtime is bound: call integration.%s at start-up", runtime.ErrNotPersisted, def.Name, register)
-	}
-	b, err := json.Marshal(args)
-	if err != nil {
-		return nil, runtime.Call{}, fmt.Errorf("%w: task %s: encoding the arguments: %w", runtime.ErrNotPersisted, def.Name, err)
-	}
-	return rt, runtime.Call{
-		Args:      b,
-		ShardBy:   shardBy,
-		Task:      def,
-		UniqueKey: uniqueKey,
-	}, nil
-}
-
 // argoSubmit stores a call and runs it per its task definition.
 func argoSubmit(ctx context.Context, def *runtime.TaskDef, register string, args any, shardBy, uniqueKey string) error {
-	rt, call, err := argoCall(def, register, args, shardBy, uniqueKey)
-	if err != nil {
-		return err
-	}
-	_, err = rt.Submit(ctx, call)
-	return err
+	return runtime.SubmitJSON(ctx, argoRuntime.Load(), "integration."+register, def, args, shardBy, uniqueKey)
 }
 
 // argoSubmitTx stores a call in the caller's transaction.
 func argoSubmitTx(ctx context.Context, tx runtime.Execer, def *runtime.TaskDef, register string, args any, shardBy, uniqueKey string) (int64, error) {
-	rt, call, err := argoCall(def, register, args, shardBy, uniqueKey)
-	if err != nil {
-		return 0, err
-	}
-	return rt.SubmitTx(ctx, tx, call)
-}
-
-// argoDecode decodes stored arguments into v. The stored keys must be exactly keys: a row written
-// for another signature of the function is refused with runtime.Undecodable (it waits, visible, for
-// a deploy that decodes it), never run with zero values.
-func argoDecode(args []byte, v any, keys ...string) error {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(args, &m); err != nil {
-		return runtime.Undecodable(err)
-	}
-	for _, k := range keys {
-		if _, ok := m[k]; !ok {
-			return runtime.Undecodable(fmt.Errorf("argument %q is missing", k))
-		}
-	}
-	for k := range m {
-		if !slices.Contains(keys, k) {
-			return runtime.Undecodable(fmt.Errorf("argument %q is not a parameter", k))
-		}
-	}
-	if err := json.Unmarshal(args, v); err != nil {
-		return runtime.Undecodable(err)
-	}
-	return nil
+	return runtime.SubmitJSONTx(ctx, argoRuntime.Load(), tx, "integration."+register, def, args, shardBy, uniqueKey)
 }
 
 // argoKey turns a shard-by or unique-by parameter into its key.
