@@ -12,30 +12,38 @@ import (
 // at once rather than at the end of its backoff, and its claim ends the
 // outage.
 type health struct {
-	mu      sync.Mutex
-	down    bool
-	since   time.Time
-	upAt    time.Time // when the last outage long enough to lapse leases ended (zero: none)
-	backoff time.Duration
+	mu        sync.Mutex
+	down      bool
+	since     time.Time
+	announced bool      // this outage was logged (it lasted announceAfter, or followed one closely)
+	upAt      time.Time // when the last outage long enough to lapse leases ended (zero: none)
+	lastUp    time.Time // when the last announced outage ended
+	backoff   time.Duration
 }
+
+// announceAfter is how long failures must last before they are logged as an
+// outage: a single broken connection, retried at once, is no outage.
+const announceAfter = time.Second
 
 func (h *health) failed(rt *Runtime, op string, err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.down {
-		h.down, h.since = true, time.Now()
+		h.down, h.since, h.announced = true, time.Now(), false
 		h.backoff = rt.cfg.PollInterval
-		if !h.upAt.IsZero() && time.Since(h.upAt) < flapWindow {
+		if !h.lastUp.IsZero() && time.Since(h.lastUp) < flapWindow {
 			// A server going down (or coming up) often answers a few
 			// statements in between: one outage, not several.
+			h.announced = true
 			rt.log.Warn("argo: database unreachable again right after it answered", "op", op, "error", err)
 			return
 		}
-		rt.log.Error("argo: database unreachable; tasks keep their rows, polling backs off until it answers", "op", op, "error", err)
-		return
-	}
-	if h.backoff < 30*time.Second {
+	} else if h.backoff < 30*time.Second {
 		h.backoff *= 2
+	}
+	if !h.announced && time.Since(h.since) >= announceAfter {
+		h.announced = true
+		rt.log.Error("argo: database unreachable; tasks keep their rows, polling backs off until it answers", "op", op, "error", err, "since", h.since.UTC().Format(time.RFC3339Nano))
 	}
 }
 
@@ -48,7 +56,12 @@ func (h *health) ok(rt *Runtime) {
 		if outage >= rt.cfg.LeaseDuration/3 { // renewals were missed: leases may look expired
 			h.upAt = time.Now()
 		}
-		rt.log.Info("argo: database reachable again", "outage", outage.Round(time.Millisecond))
+		if h.announced {
+			h.lastUp = time.Now()
+			rt.log.Info("argo: database reachable again", "outage", outage.Round(time.Millisecond))
+		} else {
+			rt.log.Debug("argo: transient database error passed", "outage", outage.Round(time.Millisecond))
+		}
 		rt.poke() // the poller may be in a long backoff sleep
 	}
 }
