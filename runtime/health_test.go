@@ -16,8 +16,8 @@ type recordLevels struct {
 }
 
 func (r *recordLevels) Enabled(context.Context, slog.Level) bool { return true }
-func (r *recordLevels) WithAttrs([]slog.Attr) slog.Handler      { return r }
-func (r *recordLevels) WithGroup(string) slog.Handler           { return r }
+func (r *recordLevels) WithAttrs([]slog.Attr) slog.Handler       { return r }
+func (r *recordLevels) WithGroup(string) slog.Handler            { return r }
 func (r *recordLevels) Handle(_ context.Context, rec slog.Record) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
