@@ -96,10 +96,12 @@ func (s *store) claimScoped(ctx context.Context, owner string, now, dueBy, lease
 	if s.dialect == DialectMySQL {
 		due, order = "due_at <= ?", "due_at"
 	}
+	// (SQLite's planner ignores the partial index without ANALYZE statistics,
+	// so the SQLite claim names it with INDEXED BY.)
 	where := due + " AND (" + strings.Join(ors, " OR ") + ")"
 	var tasks []*Task
 	if s.dialect == DialectSQLite {
-		q := "UPDATE argo_task SET " + claimSet + " WHERE id IN (SELECT id FROM argo_task WHERE " + where + " ORDER BY " + order + " LIMIT ?) RETURNING " + taskColumns
+		q := "UPDATE argo_task SET " + claimSet + " WHERE id IN (SELECT id FROM argo_task INDEXED BY idx_claim_due WHERE " + where + " ORDER BY " + order + " LIMIT ?) RETURNING " + taskColumns
 		all := append([]any{owner, leaseUntil, now}, append(args, limit)...)
 		err := s.write(ctx, func(tx *sqlx.Tx) error { return tx.SelectContext(ctx, &tasks, q, all...) })
 		// RETURNING gives no order: restore oldest due first.

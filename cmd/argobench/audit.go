@@ -103,7 +103,7 @@ func (b *bencher) audit(ctx context.Context) error {
 		b.rep.Audit = append(b.rep.Audit, a)
 		b.logf("audit: %s, %s: %.2f operations per call", j.workload, j.side, a.Ops)
 	}
-	b.rep.Notes = append(b.rep.Notes, "audit: statements sent without a transaction commit on their own (autocommit), so commits/call counts only explicit COMMITs; on MySQL without interpolateParams each statement with arguments is a PREPARE plus an execute (two round trips)")
+	b.rep.Notes = append(b.rep.Notes, "audit: statements sent without a transaction commit on their own (autocommit), so commits/call counts only explicit COMMITs; on MySQL the audit handle interpolates arguments exactly when runtime.OpenDB does (probed), so a statement is one round trip, or a PREPARE plus an execute without interpolation")
 	return nil
 }
 

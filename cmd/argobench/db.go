@@ -80,6 +80,13 @@ func openCounted(dsn string, c *sqlcount.Counter) (*sql.DB, error) {
 		return nil, err
 	}
 	drv := plain.Driver()
+	interpolates := false
+	if dialect == runtime.DialectMySQL {
+		if interpolates, err = mysqlInterpolates(context.Background(), plain); err != nil {
+			plain.Close()
+			return nil, err
+		}
+	}
 	plain.Close()
 	var name string
 	maxOpen := 64
@@ -94,6 +101,14 @@ func openCounted(dsn string, c *sqlcount.Counter) (*sql.DB, error) {
 		maxOpen = 8
 	} else {
 		name = strings.TrimPrefix(strings.TrimPrefix(dsn, "mysql:"), "//")
+		if interpolates {
+			// runtime.OpenDB sends arguments interpolated; so must this handle.
+			sep := "?"
+			if strings.Contains(name, "?") {
+				sep = "&"
+			}
+			name += sep + "interpolateParams=true"
+		}
 	}
 	var base driver.Connector = sqlcount.DSNConnector(drv, name)
 	db := sql.OpenDB(sqlcount.Connector(base, c))
@@ -178,4 +193,32 @@ func dropArgoTables(ctx context.Context, db *sql.DB) error {
 		}
 	}
 	return nil
+}
+
+// mysqlInterpolates reports whether a handle sends statement arguments
+// interpolated (one round trip) rather than through a server-side prepare:
+// it runs a statement with an argument and watches the session's
+// Com_stmt_prepare counter.
+func mysqlInterpolates(ctx context.Context, db *sql.DB) (bool, error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer conn.Close()
+	prepares := func() (int64, error) {
+		var name string
+		var n int64
+		err := conn.QueryRowContext(ctx, "SHOW SESSION STATUS LIKE 'Com_stmt_prepare'").Scan(&name, &n)
+		return n, err
+	}
+	before, err := prepares()
+	if err != nil {
+		return false, err
+	}
+	var one int
+	if err := conn.QueryRowContext(ctx, "SELECT ?", 1).Scan(&one); err != nil {
+		return false, err
+	}
+	after, err := prepares()
+	return after == before, err
 }

@@ -34,9 +34,8 @@
 //	        through one runtime (-memtasks; scaled by -scale).
 //	audit   statements (and, on MySQL, round trips) per call for each side,
 //	        counted by a database/sql driver wrapper, with the time spent in each.
-//	whatif  the batching proposed for the runtime, written by hand: concurrent
-//	        submits grouped into multi-row INSERTs, one completion UPDATE per
-//	        claimed batch; shows what it would buy here.
+//	whatif  batching the runtime does not do yet, written by hand: concurrent
+//	        submits grouped into multi-row INSERTs; shows what it would buy here.
 //
 // -scale multiplies every task and row count (-scale 0.1 for a quick run).
 package main

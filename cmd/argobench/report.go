@@ -138,7 +138,7 @@ func (r *Report) print(w io.Writer) {
 		tw.Flush()
 	}
 	if len(r.WhatIf) > 0 {
-		fmt.Fprintf(w, "\nwhat batching would buy (hand-written with the batching proposed for the runtime, same database):\n")
+		fmt.Fprintf(w, "\nwhat batching submits would buy (hand-written, same database):\n")
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "workload\tvariant\tfigure\tvs plain hand-written")
 		for _, row := range r.WhatIf {
