@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/expr-lang/expr"
@@ -55,10 +54,6 @@ type alerter struct {
 
 	mu       sync.Mutex
 	programs map[string]*vm.Program
-
-	fired   atomic.Int64
-	dropped atomic.Int64
-	failed  atomic.Int64
 }
 
 type alertJob struct {
@@ -109,7 +104,6 @@ func (a *alerter) check(def *TaskDef, env AlertEnv) bool {
 	if hold, _ := out.(bool); !hold {
 		return false
 	}
-	a.fired.Add(1)
 	ev := AlertEvent{AlertEnv: env, Expression: def.Alert, At: time.Now()}
 	a.log.Warn("argo: alert", "task", def.Name, "task_id", env.TaskID, "attempt", env.ExecuteTimes, "expression", def.Alert, "error", env.LastError)
 	if def.AlertAction == nil {
@@ -118,7 +112,6 @@ func (a *alerter) check(def *TaskDef, env AlertEnv) bool {
 	select {
 	case a.queue <- alertJob{name: def.Name, action: def.AlertAction, ev: ev}:
 	default:
-		a.dropped.Add(1)
 		a.log.Error("argo: alert queue full, alert action not run", "task", def.Name, "task_id", env.TaskID, "action", def.AlertActionName)
 	}
 	return true
@@ -149,11 +142,9 @@ func (a *alerter) run(job alertJob) {
 	select {
 	case err := <-done:
 		if err != nil {
-			a.failed.Add(1)
 			a.log.Error("argo: alert action failed", "task", job.name, "task_id", job.ev.TaskID, "error", err)
 		}
 	case <-ctx.Done():
-		a.failed.Add(1)
 		a.log.Error("argo: alert action timed out and was abandoned", "task", job.name, "task_id", job.ev.TaskID, "timeout", a.timeout)
 	}
 }

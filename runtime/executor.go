@@ -246,9 +246,6 @@ func (rt *Runtime) giveBack(t *Task, f fence, msg string) {
 	if t.ExecuteTimes <= 1 {
 		to = StatePending
 	}
-	if to == StatePending && !CanTransition(StateRunning, StatePending) {
-		to = StateRetrying
-	}
 	due := rt.cfg.Now()
 	fin := finishing{fence: f, to: to, undoAttempt: true}
 	if msg != "" {
