@@ -84,6 +84,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	st := newStore(db, dialect)
 	if err := st.checkSchema(ctx); err != nil {
+		st.close()
 		return closeOnErr(err)
 	}
 	rt := &Runtime{
@@ -105,6 +106,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		rt.workStop()
 		rt.alerts.close()
 		rt.completer.close()
+		st.close()
 		return closeOnErr(err)
 	}
 	rt.startLoops()
@@ -391,6 +393,7 @@ func (rt *Runtime) Stop(ctx context.Context) error {
 		rt.completer.close()
 		rt.shards.stop(rt)
 		rt.alerts.close()
+		rt.store.close()
 		if rt.ownDB {
 			rt.store.db.Close()
 		}

@@ -64,6 +64,10 @@ func (c *completer) loop() {
 				break drain
 			}
 		}
+		if len(batch) == 1 {
+			batch[0].reply <- c.rt.store.finish(context.Background(), batch[0].f, toMillis(c.rt.cfg.Now()))
+			continue
+		}
 		fs := make([]finishing, len(batch))
 		for i, r := range batch {
 			fs[i] = r.f

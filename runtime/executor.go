@@ -109,7 +109,7 @@ func (rt *Runtime) runAttempt(callerCtx context.Context, t *Task, h *TaskDef, sy
 	if runErr == nil {
 		hist.Outcome = OutcomeSucceeded
 		empty := ""
-		rt.record(finishing{fence: f, to: StateSucceeded, due: t.ExecuteTime, errMsg: &empty, history: hist})
+		rt.record(finishing{fence: f, to: StateSucceeded, due: t.ExecuteTime, errMsg: &empty, history: hist, direct: sync})
 		rt.observe(func(o Observer) {
 			o.AttemptDone(t.Name, "attempt", OutcomeSucceeded, finished.Sub(started), lag)
 			o.Finished(t.Name, StateSucceeded)
@@ -133,7 +133,7 @@ func (rt *Runtime) runAttempt(callerCtx context.Context, t *Task, h *TaskDef, sy
 	msg := runErr.Error()
 	hist.Error = msg
 	willRetry := !permanent && !pol.Exhausted(t.ExecuteTimes)
-	fin := finishing{fence: f, errMsg: &msg, history: hist}
+	fin := finishing{fence: f, errMsg: &msg, history: hist, direct: sync}
 	if willRetry {
 		delay := pol.Delay(t.ID, t.ExecuteTimes)
 		hist.BackoffMs = delay.Milliseconds()
@@ -262,7 +262,12 @@ func (rt *Runtime) giveBack(t *Task, f fence, msg string) {
 // the write lands, the lease is found lost, or the runtime is stopped. It
 // reports whether the write landed now.
 func (rt *Runtime) record(f finishing) bool {
-	err := rt.completer.finish(f)
+	var err error
+	if f.direct {
+		err = rt.store.finish(context.Background(), f, toMillis(rt.cfg.Now()))
+	} else {
+		err = rt.completer.finish(f)
+	}
 	if err == nil {
 		rt.health.ok(rt)
 		return true

@@ -202,9 +202,10 @@ type Stats struct {
 	// none is due): a large Lag means workers are not keeping up, or none runs.
 	OldestDue *DueTask
 
-	// Over the window, from argo_task_attempt: attempts (kind "attempt",
-	// fallbacks excluded) that finished, how many of them did not succeed,
-	// and their ratio (0 with no attempts).
+	// Over the window: attempts (kind "attempt", fallbacks excluded) that
+	// finished, how many of them did not succeed, and their ratio (0 with no
+	// attempts). Succeeded attempts are counted from the task rows, so those
+	// of tasks purged by retention are not.
 	Attempts, FailedAttempts int
 	RetryRate                float64
 	// Over the window, from argo_task: tasks that reached a final state
@@ -254,7 +255,12 @@ func (in *Inspector) Stats(ctx context.Context, window time.Duration) (*Stats, e
 	if err := db.GetContext(ctx, &att, "SELECT COUNT(*) AS n, SUM(CASE WHEN outcome = ? THEN 0 ELSE 1 END) AS failed FROM argo_task_attempt WHERE kind = 'attempt' AND finished_at >= ?", OutcomeSucceeded, since); err != nil {
 		return nil, fmt.Errorf("argo: stats: attempts: %w", err)
 	}
-	st.Attempts, st.FailedAttempts = att.N, int(att.Failed.Int64)
+	// Succeeded attempts are recorded on their task rows (migration 000002).
+	var onRow int
+	if err := db.GetContext(ctx, &onRow, "SELECT COUNT(*) FROM argo_task WHERE task_status = ? AND gmt_modified >= ? AND attempt_started_at > 0", StateSucceeded, since); err != nil {
+		return nil, fmt.Errorf("argo: stats: succeeded attempts: %w", err)
+	}
+	st.Attempts, st.FailedAttempts = att.N+onRow, int(att.Failed.Int64)
 	if st.Attempts > 0 {
 		st.RetryRate = float64(st.FailedAttempts) / float64(st.Attempts)
 	}

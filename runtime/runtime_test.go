@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	argosql "github.com/argo-retry/argo/sql"
 )
 
 func TestSucceedsAfterTransientFailures(t *testing.T) {
@@ -352,6 +355,62 @@ func TestStartWithoutMigrations(t *testing.T) {
 				t.Fatalf("error %q does not mention %q", err, want)
 			}
 		}
+	})
+}
+
+// A database a DBA migrated to version 1 only: Start names the next file,
+// and Migrate applies just that one, keeping the rows.
+func TestStartOnOldSchema(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		db, dialect, err := OpenDB(dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		ctx := context.Background()
+		body, err := argosql.FS.ReadFile(dialect + "/000001_argo_task.up.sql")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, stmt := range splitStatements(string(body)) {
+			if _, err := db.ExecContext(ctx, stmt); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := db.ExecContext(ctx, "INSERT INTO argo_task (task_id, execute_time, task_parameter, error_msg, fallback_error_msg, discard_reason, gmt_create, gmt_modified) VALUES ('old', 1, '{}', '', '', '', 1, 1)"); err != nil {
+			t.Fatal(err)
+		}
+		cfg := testConfig(dsn)
+		cfg.AutoMigrate = false
+		_, err = Start(ctx, cfg)
+		var se *SchemaError
+		if !errors.As(err, &se) || se.Migration != "000002_attempt_on_task.up.sql" || !strings.Contains(err.Error(), "sql/"+dialect+"/000002_attempt_on_task.up.sql") {
+			t.Fatalf("Start on a version-1 schema: %v, want a SchemaError naming 000002", err)
+		}
+		applied, err := Migrate(ctx, db, dialect)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 000001 is not recorded (applied by hand), so it runs again: a no-op.
+		if want := []string{dialect + "/000001_argo_task.up.sql", dialect + "/000002_attempt_on_task.up.sql"}; !slices.Equal(applied, want) {
+			t.Fatalf("applied %v, want %v", applied, want)
+		}
+		var n int
+		if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM argo_task WHERE task_id = 'old' AND attempt_started_at = 0 AND attempt_worker = ''").Scan(&n); err != nil || n != 1 {
+			t.Fatalf("old row after migrating: %d rows, %v", n, err)
+		}
+		// Two processes migrating at once: the second finds the columns added.
+		if _, err := db.ExecContext(ctx, "DELETE FROM argo_schema_migrations WHERE version = 2"); err != nil {
+			t.Fatal(err)
+		}
+		if applied, err := Migrate(ctx, db, dialect); err != nil || len(applied) != 1 {
+			t.Fatalf("re-applying 000002 over its columns: %v, %v", applied, err)
+		}
+		rt, err := Start(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt.Stop(ctx)
 	})
 }
 

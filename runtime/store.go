@@ -37,6 +37,12 @@ type store struct {
 	// writers queue on a mutex instead of sleeping in SQLite's busy handler.
 	// nil on MySQL.
 	writeMu *sync.Mutex
+	// onetrip is a small MySQL pool with multi-statement queries on, for a
+	// lone finish in one round trip (store_onetrip.go), opened on first use;
+	// nil when unavailable.
+	onetrip     *sql.DB
+	onetripOnce sync.Once
+	noOnetrip   bool // tests: take the transaction path
 }
 
 // sqliteWriteLocks maps each *sql.DB opened by OpenDB on a SQLite file to
@@ -93,6 +99,7 @@ func OpenDB(dsn string) (*sql.DB, string, error) {
 		db := sql.OpenDB(conn)
 		db.SetMaxOpenConns(64)
 		db.SetMaxIdleConns(64)
+		mysqlConfigs.Store(db, mc)
 		return db, DialectMySQL, nil
 	}
 	return nil, "", fmt.Errorf(`argo: DSN %q: want "sqlite:PATH" (embedded default) or "mysql:user:password@tcp(host:3306)/dbname"`, redactDSN(dsn))
@@ -119,6 +126,14 @@ func newStore(db *sql.DB, dialect string) *store {
 		s.writeMu = mu.(*sync.Mutex)
 	}
 	return s
+}
+
+// close releases what the store opened itself (not the shared handle).
+func (s *store) close() {
+	s.onetripOnce.Do(func() {}) // no pool opens after close
+	if s.onetrip != nil {
+		s.onetrip.Close()
+	}
 }
 
 // write runs fn in a transaction (BEGIN IMMEDIATE on SQLite).
@@ -184,21 +199,23 @@ func (s *store) execResult(ctx context.Context, query string, args ...any) (sql.
 	return s.db.ExecContext(ctx, query, args...)
 }
 
-// schemaProbes select every column argo uses, so a missing table or an old
-// schema fails the check.
-var schemaProbes = []string{
-	"SELECT " + taskColumns + " FROM argo_task WHERE 1=0",
-	"SELECT id, task_pk, attempt, kind, worker, started_at, finished_at, outcome, error_msg, backoff_ms FROM argo_task_attempt WHERE 1=0",
-	"SELECT instance_id, heartbeat_at, started_at, task_names FROM argo_instance WHERE 1=0",
-	"SELECT name, holder, expires_at FROM argo_leader WHERE 1=0",
+// schemaProbes select every column argo uses, each under the migration
+// that creates it, so a missing table or an old schema fails the check and
+// names the first file to apply.
+var schemaProbes = []struct{ migration, query string }{
+	{"000001_argo_task.up.sql", "SELECT id, task_status, execute_time, task_parameter, lease_owner, gmt_modified FROM argo_task WHERE 1=0"},
+	{"000001_argo_task.up.sql", "SELECT id, task_pk, attempt, kind, worker, started_at, finished_at, outcome, error_msg, backoff_ms FROM argo_task_attempt WHERE 1=0"},
+	{"000001_argo_task.up.sql", "SELECT instance_id, heartbeat_at, started_at, task_names FROM argo_instance WHERE 1=0"},
+	{"000001_argo_task.up.sql", "SELECT name, holder, expires_at FROM argo_leader WHERE 1=0"},
+	{"000002_attempt_on_task.up.sql", "SELECT " + taskColumns + " FROM argo_task WHERE 1=0"},
 }
 
-// checkSchema fails with the file to apply when the schema is missing.
+// checkSchema fails with the file to apply when the schema is missing or old.
 func (s *store) checkSchema(ctx context.Context) error {
-	for _, q := range schemaProbes {
-		rows, err := s.db.QueryContext(ctx, q)
+	for _, p := range schemaProbes {
+		rows, err := s.db.QueryContext(ctx, p.query)
 		if err != nil {
-			return &SchemaError{Dialect: s.dialect, Err: err}
+			return &SchemaError{Dialect: s.dialect, Migration: p.migration, Err: err}
 		}
 		rows.Close()
 	}
@@ -207,19 +224,21 @@ func (s *store) checkSchema(ctx context.Context) error {
 
 // SchemaError says the argo tables are missing or out of date, and what to apply.
 type SchemaError struct {
-	Dialect string
-	Err     error
+	Dialect   string
+	Migration string // the first file of sql/<Dialect>/ not applied, e.g. "000002_attempt_on_task.up.sql"
+	Err       error
 }
 
 func (e *SchemaError) Error() string {
-	return fmt.Sprintf("argo: the argo tables are missing or out of date in this database (%v): apply sql/%s/000001_argo_task.up.sql (DBAs), run `argoctl migrate -dsn ...`, or set Config.AutoMigrate", e.Err, e.Dialect)
+	return fmt.Sprintf("argo: the argo tables are missing or out of date in this database (%v): apply sql/%s/%s and the files after it (DBAs), run `argoctl migrate -dsn ...`, or set Config.AutoMigrate", e.Err, e.Dialect, e.Migration)
 }
 
 func (e *SchemaError) Unwrap() error { return e.Err }
 
 // Migrate applies the embedded migrations of the dialect that are not yet
 // recorded in argo_schema_migrations. It is idempotent and safe to run from
-// several processes at once (every statement is IF NOT EXISTS).
+// several processes at once (every statement is IF NOT EXISTS, or an ADD
+// COLUMN whose "already exists" error means another process applied it).
 func Migrate(ctx context.Context, db *sql.DB, dialect string) ([]string, error) {
 	if dialect != DialectMySQL && dialect != DialectSQLite {
 		return nil, fmt.Errorf("argo: migrate: dialect %q unknown", dialect)
@@ -251,7 +270,7 @@ func Migrate(ctx context.Context, db *sql.DB, dialect string) ([]string, error) 
 			return applied, err
 		}
 		for _, stmt := range splitStatements(string(body)) {
-			if _, err := db.ExecContext(ctx, stmt); err != nil {
+			if _, err := db.ExecContext(ctx, stmt); err != nil && !isDuplicateColumn(err) {
 				return applied, fmt.Errorf("argo: migrate %s: %w\n%s", f, err, stmt)
 			}
 		}
@@ -284,6 +303,17 @@ func splitStatements(body string) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// isDuplicateColumn reports an ADD COLUMN of a column that exists: another
+// process applied the same migration meanwhile (MySQL has no ADD COLUMN IF
+// NOT EXISTS).
+func isDuplicateColumn(err error) bool {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Number == 1060
+	}
+	return err != nil && strings.Contains(err.Error(), "duplicate column name")
 }
 
 // isDuplicate reports a unique-key violation on either database.

@@ -169,42 +169,106 @@ func TestStoreConformance(t *testing.T) {
 			}
 		})
 
-		t.Run("FencedFinish", func(t *testing.T) {
-			fresh(t)
-			s := openTestStore(t, dsn)
-			ctx := context.Background()
-			mustInsert(t, s, sampleTask("f", StatePending, 1, 4))
-			got, _ := s.claimDue(ctx, "owner", 10, 1000, 1, []string{"f"}, nil)
-			c := got[0]
-			good := fence{id: c.ID, shard: 4, owner: "owner", attempt: 1, from: StateRunning}
-			msg := "boom"
-			for name, f := range map[string]fence{
-				"other owner":   {id: c.ID, shard: 4, owner: "thief", attempt: 1, from: StateRunning},
-				"stale attempt": {id: c.ID, shard: 4, owner: "owner", attempt: 0, from: StateRunning},
-				"wrong shard":   {id: c.ID, shard: 5, owner: "owner", attempt: 1, from: StateRunning},
-			} {
-				if err := s.finish(ctx, finishing{fence: f, to: StateRetrying, due: 50, errMsg: &msg}, 20); !errors.Is(err, ErrLeaseLost) {
-					t.Fatalf("%s: finish = %v, want ErrLeaseLost", name, err)
+		// A lone finish takes one round trip on MySQL (a multi-statement
+		// transaction on the onetrip pool) and a transaction elsewhere; a
+		// batch is one transaction. Every path keeps the same fence.
+		finishPaths := map[string]func(s *store, ctx context.Context, f finishing, now Millis) error{
+			"lone": func(s *store, ctx context.Context, f finishing, now Millis) error { return s.finish(ctx, f, now) },
+			"lone via transaction": func(s *store, ctx context.Context, f finishing, now Millis) error {
+				s.noOnetrip = true
+				return s.finish(ctx, f, now)
+			},
+			"batch": func(s *store, ctx context.Context, f finishing, now Millis) error {
+				errs, err := s.finishBatch(ctx, []finishing{f}, now)
+				if err != nil {
+					return err
 				}
-			}
-			hist := &Attempt{TaskPK: c.ID, Attempt: 1, Kind: "attempt", Worker: "owner", StartedAt: 10, FinishedAt: 20, Outcome: OutcomeSucceeded}
-			if err := s.finish(ctx, finishing{fence: good, to: StateSucceeded, due: 1, history: hist}, 20); err != nil {
-				t.Fatal(err)
-			}
-			if err := s.finish(ctx, finishing{fence: good, to: StateSucceeded, due: 1}, 21); !errors.Is(err, ErrLeaseLost) {
-				t.Fatalf("second finish = %v, want ErrLeaseLost", err)
-			}
-			// RP-005: a terminal state refuses any further transition.
-			err := s.finish(ctx, finishing{fence: fence{id: c.ID, shard: 4, owner: "owner", attempt: 1, from: StateSucceeded}, to: StateSucceeded}, 22)
-			var te *TransitionError
-			if !errors.As(err, &te) || te.Code != CodeTransitionInvalid {
-				t.Fatalf("succeeded → succeeded = %v, want %s", err, CodeTransitionInvalid)
-			}
-			atts, _ := s.attempts(ctx, c.ID)
-			if len(atts) != 1 || atts[0].Outcome != OutcomeSucceeded {
-				t.Fatalf("history %+v, want exactly the one recorded attempt", atts)
-			}
-		})
+				return errs[0]
+			},
+		}
+		for path, finish := range finishPaths {
+			t.Run("FencedFinish/"+path, func(t *testing.T) {
+				fresh(t)
+				s := openTestStore(t, dsn)
+				ctx := context.Background()
+				if path == "lone" && s.dialect == DialectMySQL && s.onetripDB() == nil {
+					t.Fatal("no onetrip pool on a MySQL handle from OpenDB")
+				}
+				mustInsert(t, s, sampleTask("f", StatePending, 1, 4))
+				got, _ := s.claimDue(ctx, "owner", 10, 1000, 1, []string{"f"}, nil)
+				c := got[0]
+				good := fence{id: c.ID, shard: 4, owner: "owner", attempt: 1, from: StateRunning}
+				msg := "boom"
+				for name, f := range map[string]fence{
+					"other owner":   {id: c.ID, shard: 4, owner: "thief", attempt: 1, from: StateRunning},
+					"stale attempt": {id: c.ID, shard: 4, owner: "owner", attempt: 0, from: StateRunning},
+					"wrong shard":   {id: c.ID, shard: 5, owner: "owner", attempt: 1, from: StateRunning},
+				} {
+					lost := &Attempt{TaskPK: c.ID, Attempt: 1, Kind: "attempt", Worker: f.owner, StartedAt: 10, FinishedAt: 20, Outcome: OutcomeFailed, Error: msg}
+					if err := finish(s, ctx, finishing{fence: f, to: StateRetrying, due: 50, errMsg: &msg, history: lost}, 20); !errors.Is(err, ErrLeaseLost) {
+						t.Fatalf("%s: finish = %v, want ErrLeaseLost", name, err)
+					}
+				}
+				if atts, _ := s.attempts(ctx, c.ID); len(atts) != 0 {
+					t.Fatalf("fenced-out finishes wrote history %+v", atts)
+				}
+				hist := &Attempt{TaskPK: c.ID, Attempt: 1, Kind: "attempt", Worker: "owner", StartedAt: 10, FinishedAt: 20, Outcome: OutcomeSucceeded}
+				if err := finish(s, ctx, finishing{fence: good, to: StateSucceeded, due: 1, history: hist}, 20); err != nil {
+					t.Fatal(err)
+				}
+				if err := finish(s, ctx, finishing{fence: good, to: StateSucceeded, due: 1, history: hist}, 21); !errors.Is(err, ErrLeaseLost) {
+					t.Fatalf("second finish = %v, want ErrLeaseLost", err)
+				}
+				// RP-005: a terminal state refuses any further transition.
+				err := finish(s, ctx, finishing{fence: fence{id: c.ID, shard: 4, owner: "owner", attempt: 1, from: StateSucceeded}, to: StateSucceeded}, 22)
+				var te *TransitionError
+				if !errors.As(err, &te) || te.Code != CodeTransitionInvalid {
+					t.Fatalf("succeeded → succeeded = %v, want %s", err, CodeTransitionInvalid)
+				}
+				atts, _ := s.attempts(ctx, c.ID)
+				if len(atts) != 1 || atts[0].Outcome != OutcomeSucceeded {
+					t.Fatalf("history %+v, want exactly the one recorded attempt", atts)
+				}
+				if tk, _ := s.get(ctx, c.ID); tk.State != StateSucceeded || tk.LeaseOwner != "" {
+					t.Fatalf("task after finish: %s owner %q", tk.State, tk.LeaseOwner)
+				}
+			})
+
+			// A finish whose history row cannot be written changes nothing,
+			// and leaves no transaction open on a pooled connection.
+			t.Run("FailedFinishWritesNothing/"+path, func(t *testing.T) {
+				fresh(t)
+				s := openTestStore(t, dsn)
+				ctx := context.Background()
+				mustInsert(t, s, sampleTask("f", StatePending, 1, 4))
+				got, _ := s.claimDue(ctx, "owner", 10, 1000, 1, []string{"f"}, nil)
+				c := got[0]
+				good := fence{id: c.ID, shard: 4, owner: "owner", attempt: 1, from: StateRunning}
+				bad := &Attempt{TaskPK: c.ID, Attempt: 1, Kind: strings.Repeat("k", 40), Worker: "owner", StartedAt: 10, FinishedAt: 20, Outcome: OutcomeSucceeded}
+				if s.dialect == DialectSQLite {
+					// SQLite ignores VARCHAR lengths (MySQL's strict mode
+					// refuses the value); make it refuse too.
+					if _, err := s.db.ExecContext(ctx, "CREATE TRIGGER kind_length BEFORE INSERT ON argo_task_attempt WHEN length(NEW.kind) > 16 BEGIN SELECT RAISE(ABORT, 'kind too long'); END"); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := finish(s, ctx, finishing{fence: good, to: StateSucceeded, due: 1, history: bad}, 20); err == nil {
+					t.Fatal("finish with an unwritable history row succeeded")
+				}
+				for i := range 20 { // every pooled connection sees the row unchanged
+					if tk, err := s.get(ctx, c.ID); err != nil || tk.State != StateRunning || tk.LeaseOwner != "owner" {
+						t.Fatalf("read %d after the failed finish: %+v, %v", i, tk, err)
+					}
+				}
+				hist := &Attempt{TaskPK: c.ID, Attempt: 1, Kind: "attempt", Worker: "owner", StartedAt: 10, FinishedAt: 20, Outcome: OutcomeSucceeded}
+				if err := finish(s, ctx, finishing{fence: good, to: StateSucceeded, due: 1, history: hist}, 21); err != nil {
+					t.Fatalf("finish after a failed one: %v", err)
+				}
+				if atts, _ := s.attempts(ctx, c.ID); len(atts) != 1 {
+					t.Fatalf("history %+v, want one row", atts)
+				}
+			})
+		}
 
 		t.Run("RescueLosesToRenewal", func(t *testing.T) {
 			fresh(t)

@@ -180,16 +180,9 @@ type finishing struct {
 	fallbackErr *string
 	undoAttempt bool // give the attempt back (released without running)
 	history     *Attempt
-}
-
-// finish applies f if the lease still holds, and records its attempt row in
-// the same transaction. It returns ErrLeaseLost if the lease was taken over.
-func (s *store) finish(ctx context.Context, f finishing, now Millis) error {
-	errs, err := s.finishBatch(ctx, []finishing{f}, now)
-	if err != nil {
-		return err
-	}
-	return errs[0]
+	// direct writes it from the caller's goroutine, skipping the
+	// completer's batching: a sync caller waits for this write alone.
+	direct bool
 }
 
 // finishBatch applies several fenced finishes in one transaction (one
@@ -217,8 +210,8 @@ func (s *store) finishBatch(ctx context.Context, fs []finishing, now Millis) (er
 				errs[i] = ErrLeaseLost
 				continue
 			}
-			if f.history != nil {
-				hist = append(hist, f.history)
+			if a := f.historyRow(); a != nil {
+				hist = append(hist, a)
 			}
 		}
 		return insertAttempts(ctx, tx, hist)
@@ -226,10 +219,24 @@ func (s *store) finishBatch(ctx context.Context, fs []finishing, now Millis) (er
 	return errs, err
 }
 
-// finishUpdate is the fenced UPDATE of one finish.
+// historyRow is the argo_task_attempt row f writes: none for an attempt
+// that succeeded, which the task row records (finishUpdate).
+func (f finishing) historyRow() *Attempt {
+	if f.history == nil || (f.history.Kind == "attempt" && f.history.Outcome == OutcomeSucceeded) {
+		return nil
+	}
+	return f.history
+}
+
+// finishUpdate is the fenced UPDATE of one finish. An attempt's start and
+// worker go on the task row, which makes it the record of a succeeded attempt.
 func finishUpdate(f finishing, now Millis) (string, []any) {
 	set := "task_status = ?, execute_time = ?, lease_owner = '', lease_until = 0, gmt_modified = ?"
 	args := []any{f.to, f.due, now}
+	if a := f.history; a != nil && a.Kind == "attempt" {
+		set += ", attempt_started_at = ?, attempt_worker = ?"
+		args = append(args, a.StartedAt, a.Worker)
+	}
 	if f.errMsg != nil {
 		set += ", error_msg = ?"
 		args = append(args, *f.errMsg)
@@ -371,11 +378,31 @@ func (s *store) get(ctx context.Context, id int64) (*Task, error) {
 	return &t, err
 }
 
-// attempts reads the attempt history of a task, oldest first.
+// attempts reads the attempt history of a task, oldest first: the rows of
+// argo_task_attempt, then the attempt that succeeded, from the task row.
 func (s *store) attempts(ctx context.Context, id int64) ([]Attempt, error) {
 	var out []Attempt
-	err := s.db.SelectContext(ctx, &out, "SELECT id, task_pk, attempt, kind, worker, started_at, finished_at, outcome, error_msg, backoff_ms FROM argo_task_attempt WHERE task_pk = ? ORDER BY id", id)
-	return out, err
+	if err := s.db.SelectContext(ctx, &out, "SELECT id, task_pk, attempt, kind, worker, started_at, finished_at, outcome, error_msg, backoff_ms FROM argo_task_attempt WHERE task_pk = ? ORDER BY id", id); err != nil {
+		return nil, err
+	}
+	var t []struct {
+		State     State  `db:"task_status"`
+		Attempt   int    `db:"execute_times"`
+		StartedAt Millis `db:"attempt_started_at"`
+		Worker    string `db:"attempt_worker"`
+		Finished  Millis `db:"gmt_modified"`
+	}
+	if err := s.db.SelectContext(ctx, &t, "SELECT task_status, execute_times, attempt_started_at, attempt_worker, gmt_modified FROM argo_task WHERE id = ?", id); err != nil {
+		return nil, err
+	}
+	if len(t) == 1 && t[0].State == StateSucceeded && t[0].StartedAt > 0 {
+		row := t[0]
+		recorded := slices.ContainsFunc(out, func(a Attempt) bool { return a.Kind == "attempt" && a.Attempt == row.Attempt })
+		if !recorded { // (rows written before migration 000002 are in the table)
+			out = append(out, Attempt{TaskPK: id, Attempt: row.Attempt, Kind: "attempt", Worker: row.Worker, StartedAt: row.StartedAt, FinishedAt: row.Finished, Outcome: OutcomeSucceeded})
+		}
+	}
+	return out, nil
 }
 
 // requeue moves a dead or discarded task back to pending with a fresh

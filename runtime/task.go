@@ -83,10 +83,16 @@ type Task struct {
 	DiscardReason       string         `db:"discard_reason" json:"discard_reason"`
 	GmtCreate           Millis         `db:"gmt_create" json:"gmt_create"`
 	GmtModified         Millis         `db:"gmt_modified" json:"gmt_modified"`
+	// The latest attempt's start and worker (0 and "" before the first
+	// ends). A succeeded attempt is recorded here rather than in
+	// argo_task_attempt; Inspector.Attempts lists it with the others.
+	AttemptStartedAt Millis `db:"attempt_started_at" json:"attempt_started_at"`
+	AttemptWorker    string `db:"attempt_worker" json:"attempt_worker"`
 }
 
-// Attempt is one row of argo_task_attempt: the record of one attempt (or
-// fallback run) of a task.
+// Attempt is the record of one attempt (or fallback run) of a task: a row of
+// argo_task_attempt, or, for the attempt that succeeded, the task row itself
+// (ID 0, finished at the task's gmt_modified).
 type Attempt struct {
 	ID         int64  `db:"id" json:"id"`
 	TaskPK     int64  `db:"task_pk" json:"task_pk"`
@@ -111,4 +117,4 @@ const (
 )
 
 // taskColumns is the column list of argo_task in Task's field order.
-const taskColumns = `id, task_id, task_status, execute_times, max_attempts, execute_time, parameter_types, method_name, method_sign_name, execute_interval_sec, delay_time, task_parameter, performance_way, thread_way, error_msg, alert_expression, alert_action_bean_name, fallback_class_name, fallback_error_msg, shard_key, retry_policy, lease_owner, lease_until, unique_key, discard_reason, gmt_create, gmt_modified`
+const taskColumns = `id, task_id, task_status, execute_times, max_attempts, execute_time, parameter_types, method_name, method_sign_name, execute_interval_sec, delay_time, task_parameter, performance_way, thread_way, error_msg, alert_expression, alert_action_bean_name, fallback_class_name, fallback_error_msg, shard_key, retry_policy, lease_owner, lease_until, unique_key, discard_reason, gmt_create, gmt_modified, attempt_started_at, attempt_worker`

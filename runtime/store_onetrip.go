@@ -1,0 +1,151 @@
+package runtime
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// A finish is a fenced UPDATE of the task row plus, unless the attempt
+// succeeded (the task row records that one), its attempt-history row, in
+// one transaction. A lone success is therefore one autocommit UPDATE. A lone
+// failure sent statement by statement would be four round trips (BEGIN,
+// UPDATE, INSERT, COMMIT); on MySQL argo sends them as one multi-statement
+// query instead:
+//
+//	START TRANSACTION;
+//	UPDATE argo_task … WHERE <fence>;
+//	INSERT INTO argo_task_attempt … SELECT … FROM DUAL WHERE ROW_COUNT() = 1;
+//	COMMIT
+//
+// Multi-statement queries need the driver's multiStatements option, which
+// argo sets only on a small pool of its own (onetripDB), never on the handle
+// it shares with the application. The pool exists when the handle came from
+// OpenDB (its settings are known); otherwise such finishes take the
+// transaction path, which is correct, only slower. Concurrent finishes are
+// batched by the completer into one transaction instead (finishBatch).
+
+// mysqlConfigs maps each *sql.DB opened by OpenDB on MySQL to its settings.
+var mysqlConfigs sync.Map // *sql.DB → *mysql.Config
+
+// onetripDB returns the store's multi-statement pool, opening it on first
+// use; nil unless the store is on a MySQL handle from OpenDB.
+func (s *store) onetripDB() *sql.DB {
+	s.onetripOnce.Do(func() {
+		if s.dialect == DialectMySQL && !s.noOnetrip {
+			s.onetrip = openOnetrip(s.db.DB)
+		}
+	})
+	return s.onetrip
+}
+
+func openOnetrip(db *sql.DB) *sql.DB {
+	v, ok := mysqlConfigs.Load(db)
+	if !ok {
+		return nil
+	}
+	mc := v.(*mysql.Config).Clone()
+	mc.MultiStatements = true
+	conn, err := mysql.NewConnector(mc)
+	if err != nil {
+		return nil
+	}
+	multi := sql.OpenDB(conn)
+	multi.SetMaxOpenConns(16)
+	multi.SetMaxIdleConns(16)
+	return multi
+}
+
+// finish applies f if the lease still holds, and records its attempt row in
+// the same transaction (one round trip on MySQL with the onetrip pool). It
+// returns ErrLeaseLost if the lease was taken over, and then writes nothing.
+func (s *store) finish(ctx context.Context, f finishing, now Millis) error {
+	if err := CheckTransition(f.id, f.from, f.to); err != nil {
+		return err
+	}
+	q, args := finishUpdate(f, now)
+	a := f.historyRow()
+	if a == nil {
+		n, err := s.exec(ctx, q, args...)
+		if err == nil && n == 0 {
+			err = ErrLeaseLost
+		}
+		return err
+	}
+	if s.onetripDB() == nil {
+		errs, err := s.finishBatch(ctx, []finishing{f}, now)
+		if err != nil {
+			return err
+		}
+		return errs[0]
+	}
+	query := "START TRANSACTION; " + q + "; " +
+		"INSERT INTO argo_task_attempt (task_pk, attempt, kind, worker, started_at, finished_at, outcome, error_msg, backoff_ms) " +
+		"SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? FROM DUAL WHERE ROW_COUNT() = 1; COMMIT"
+	args = append(args, a.TaskPK, a.Attempt, a.Kind, a.Worker, a.StartedAt, a.FinishedAt, a.Outcome, a.Error, a.BackoffMs)
+	for try := 1; ; try++ {
+		affected, err := s.execMulti(ctx, query, args)
+		if err == nil {
+			// START TRANSACTION, UPDATE, INSERT, COMMIT
+			if len(affected) != 4 {
+				return fmt.Errorf("argo: finish of task %d: %d results from a 4-statement query", f.id, len(affected))
+			}
+			if affected[1] == 0 {
+				return ErrLeaseLost
+			}
+			return nil
+		}
+		if try == 5 || !isRetryableLockError(err) {
+			return err
+		}
+	}
+}
+
+// execMulti runs a multi-statement query on the onetrip pool and returns
+// the rows each statement affected. On any error the connection is
+// discarded rather than returned to the pool: a statement that failed
+// half-way may have left its transaction open, and closing the connection
+// is what rolls it back.
+func (s *store) execMulti(ctx context.Context, query string, args []any) ([]int64, error) {
+	named := make([]driver.NamedValue, len(args))
+	for i, a := range args {
+		v, err := driver.DefaultParameterConverter.ConvertValue(a)
+		if err != nil {
+			return nil, fmt.Errorf("argo: argument %d of %q: %w", i+1, strings.SplitN(query, ";", 2)[0], err)
+		}
+		named[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
+	}
+	conn, err := s.onetrip.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	var affected []int64
+	var execErr error
+	_ = conn.Raw(func(dc any) error {
+		ex, ok := dc.(driver.ExecerContext)
+		if !ok {
+			execErr = errors.New("argo: the MySQL driver connection cannot Exec")
+			return nil
+		}
+		res, err := ex.ExecContext(ctx, query, named)
+		if err != nil {
+			execErr = err
+			return driver.ErrBadConn // close this connection
+		}
+		mr, ok := res.(mysql.Result)
+		if !ok {
+			execErr = errors.New("argo: the MySQL driver returned no per-statement results")
+			return nil
+		}
+		affected = mr.AllRowsAffected()
+		return nil
+	})
+	return affected, execErr
+}
