@@ -44,6 +44,7 @@ type Runtime struct {
 	attempts sync.WaitGroup
 
 	leases leaseSet
+	holds  retryHolds // held retries (retry_hold.go)
 	health health
 	shards shardView
 
@@ -99,6 +100,8 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	rt.alerts = newAlerter(rt.log, cfg.AlertWorkers, cfg.AlertQueue, cfg.AlertTimeout)
 	rt.completer = newCompleter(rt)
 	rt.leases.ids = map[int64]int{}
+	rt.holds.kick = make(chan struct{}, 1)
+	rt.holds.writers = make(chan struct{}, maxStartWriters)
 	rt.ctx, rt.cancel = context.WithCancel(context.Background())
 	rt.workCtx, rt.workStop = context.WithCancel(context.Background())
 	if err := rt.shards.start(ctx, rt); err != nil {
@@ -427,6 +430,26 @@ func (rt *Runtime) unreserve(k int) {
 	}
 }
 
+// register registers n attempts with Stop without taking worker slots
+// (started held retries take theirs when one is free), unless the runtime is
+// stopping; it returns how many it registered.
+func (rt *Runtime) register(n int) int {
+	rt.stopMu.Lock()
+	defer rt.stopMu.Unlock()
+	if rt.stopping {
+		return 0
+	}
+	rt.attempts.Add(n)
+	return n
+}
+
+// unregister ends k registrations that did not become attempts.
+func (rt *Runtime) unregister(k int) {
+	for range k {
+		rt.attempts.Done()
+	}
+}
+
 // reserveSync registers an attempt that runs in the caller's goroutine (it
 // takes no worker slot), unless the runtime is stopping.
 func (rt *Runtime) reserveSync() bool {
@@ -448,7 +471,10 @@ func (rt *Runtime) tryAcquire() bool {
 	}
 }
 
-func (rt *Runtime) release() { <-rt.slots }
+func (rt *Runtime) release() {
+	<-rt.slots
+	rt.workerFreed()
+}
 
 // poke wakes the poller without blocking.
 func (rt *Runtime) poke() {

@@ -41,6 +41,12 @@ type Config struct {
 	// it every LeaseDuration/3, and a task whose lease expired (its instance
 	// died) is rescued and counted as a failed attempt. Default 30s.
 	LeaseDuration time.Duration
+	// RetryHold: a failed attempt whose retry falls due within RetryHold
+	// stays leased by this instance, which restarts it from a local timer at
+	// the due time, without a claim query (no other instance takes it before
+	// due+LeaseDuration; Stop gives it back). Default LeaseDuration; negative
+	// disables holding (every retry is claimed from the database when due).
+	RetryHold time.Duration
 	// RescueInterval is how often expired leases are looked for. Default LeaseDuration/3.
 	RescueInterval time.Duration
 	// UnknownTaskDelay is how long a task with no registered handler, or with
@@ -130,6 +136,9 @@ func (c Config) withDefaults() (Config, error) {
 	defd(&c.PollInterval, time.Second)
 	defd(&c.LeaseDuration, 30*time.Second)
 	defd(&c.RescueInterval, c.LeaseDuration/3)
+	if c.RetryHold == 0 {
+		c.RetryHold = c.LeaseDuration
+	}
 	defd(&c.HeartbeatInterval, 2*time.Second)
 	defd(&c.InstanceTimeout, 3*c.HeartbeatInterval)
 	if c.StealAfter == 0 {

@@ -43,14 +43,11 @@ func (l *leaseSet) list() []int64 {
 }
 
 // goAttempt runs a claimed task on the pool; the caller holds a
-// reservation (reserve). With poke, the poller is woken when it ends, so a
-// freed worker takes the next due task without waiting for the tick.
+// reservation (reserve). With poke, the poller is woken when its worker is
+// free, so the worker takes the next due task without waiting for the tick.
 func (rt *Runtime) goAttempt(t *Task, h *TaskDef, poke bool) {
 	go func() {
-		if poke {
-			defer rt.poke()
-		}
-		_ = rt.runAttempt(context.Background(), t, h, false)
+		_ = rt.run(context.Background(), t, h, false, poke)
 	}()
 }
 
@@ -59,10 +56,34 @@ func (rt *Runtime) goAttempt(t *Task, h *TaskDef, poke bool) {
 // (reserve, or reserveSync for the caller's own goroutine, which takes no
 // worker slot), which runAttempt ends. The returned error is for a sync caller.
 func (rt *Runtime) runAttempt(callerCtx context.Context, t *Task, h *TaskDef, sync bool) error {
-	defer rt.attempts.Done()
-	if !sync {
-		defer rt.release()
+	return rt.run(callerCtx, t, h, sync, false)
+}
+
+// workerSlot is an attempt's hold on a worker slot. The slot is freed as soon
+// as the task's function returns: writing the outcome (batched by the
+// completer) takes no worker, so the next due task starts meanwhile. The
+// reservation itself (rt.attempts, which Stop waits for) ends only once the
+// outcome is written.
+type workerSlot struct {
+	rt   *Runtime
+	held bool
+	poke bool
+}
+
+func (w *workerSlot) free() {
+	if w.held {
+		w.held = false
+		w.rt.release()
+		if w.poke {
+			w.rt.poke()
+		}
 	}
+}
+
+func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, poke bool) error {
+	defer rt.attempts.Done()
+	slot := &workerSlot{rt: rt, held: !sync, poke: poke}
+	defer slot.free()
 	rt.leases.add(t.ID)
 	defer rt.leases.remove(t.ID)
 	if t.State == StateFallingBack {
@@ -95,6 +116,7 @@ func (rt *Runtime) runAttempt(callerCtx context.Context, t *Task, h *TaskDef, sy
 	ctxErr := ctx.Err()
 	cancel()
 	finished := rt.cfg.Now()
+	slot.free()
 
 	if IsUndecodable(runErr) {
 		rt.giveBack(t, f, fmt.Sprintf("task %d (%s): %v: deploy code whose parameters match the stored arguments, or discard the task with argoctl", t.ID, t.Name, runErr))
@@ -134,10 +156,15 @@ func (rt *Runtime) runAttempt(callerCtx context.Context, t *Task, h *TaskDef, sy
 	hist.Error = msg
 	willRetry := !permanent && !pol.Exhausted(t.ExecuteTimes)
 	fin := finishing{fence: f, errMsg: &msg, history: hist, direct: sync}
+	var retryDelay time.Duration
 	if willRetry {
 		delay := pol.Delay(t.ID, t.ExecuteTimes)
+		retryDelay = delay
 		hist.BackoffMs = delay.Milliseconds()
 		fin.to, fin.due = StateRetrying, toMillis(finished.Add(delay))
+		if rt.canHold(delay) {
+			fin.holdUntil = toMillis(finished.Add(delay + rt.cfg.LeaseDuration))
+		}
 		rt.log.Warn("argo: attempt failed, will retry", "task_id", t.ID, "task", t.Name, "attempt", t.ExecuteTimes, "shard", t.ShardKey, "retry_in", delay, "error", msg)
 	} else {
 		fin.to, fin.due = StateExhausted, toMillis(finished)
@@ -150,9 +177,12 @@ func (rt *Runtime) runAttempt(callerCtx context.Context, t *Task, h *TaskDef, sy
 	})
 	t.ErrorMsg = msg
 	rt.checkAlert(h, t, pol, msg, permanent, willRetry)
-	if willRetry {
+	switch {
+	case willRetry && recorded && fin.holdUntil > 0:
+		rt.hold(t, h, fin, finished.Add(retryDelay))
+	case willRetry:
 		rt.scheduleWake(fin.due.Time())
-	} else if recorded {
+	case recorded:
 		rt.fallbackNow(t, h)
 	}
 	return &AttemptError{TaskID: t.ID, Attempt: t.ExecuteTimes, WillRetry: willRetry, Err: runErr}
@@ -277,6 +307,8 @@ func (rt *Runtime) record(f finishing) bool {
 		return false
 	}
 	rt.health.failed(rt, "record", err)
+	// Written later, the retry is not held: it is claimed when due.
+	f.holdUntil = 0
 	// Keep renewing the lease until the outcome lands, so that the rescuer
 	// does not take back (and re-run) an attempt that did run.
 	rt.leases.add(f.id)

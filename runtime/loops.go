@@ -9,7 +9,7 @@ import (
 
 // startLoops starts the background loops; each ends when rt.ctx is canceled.
 func (rt *Runtime) startLoops() {
-	for _, loop := range []func(){rt.pollLoop, rt.renewLoop, rt.heartbeatLoop, rt.maintenanceLoop} {
+	for _, loop := range []func(){rt.pollLoop, rt.holdLoop, rt.renewLoop, rt.heartbeatLoop, rt.maintenanceLoop} {
 		rt.loops.Add(1)
 		go func() {
 			defer rt.loops.Done()
@@ -45,6 +45,12 @@ func (rt *Runtime) pollLoop() {
 
 func (rt *Runtime) claimAvailable() {
 	for rt.ctx.Err() == nil {
+		if rt.holds.anyDue(rt.cfg.Now()) {
+			// Due held retries take free workers first (holdLoop), and
+			// kick the poller again when they run out of them.
+			rt.holds.signal()
+			return
+		}
 		n := rt.reserve(rt.cfg.ClaimBatch)
 		if n == 0 {
 			return

@@ -6,6 +6,8 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -107,12 +109,88 @@ func (s *store) finish(ctx context.Context, f finishing, now Millis) error {
 	}
 }
 
-// execMulti runs a multi-statement query on the onetrip pool and returns
-// the rows each statement affected. On any error the connection is
-// discarded rather than returned to the pool: a statement that failed
-// half-way may have left its transaction open, and closing the connection
-// is what rolls it back.
-func (s *store) execMulti(ctx context.Context, query string, args []any) ([]int64, error) {
+// queryMultiIDs runs a multi-statement query on the onetrip pool and
+// returns the first column (an integer) of the first statement that returns
+// rows; the remaining statements must all succeed. On any error the
+// connection is discarded (see execMulti).
+func (s *store) queryMultiIDs(ctx context.Context, query string, args []any) ([]int64, error) {
+	named, err := namedArgs(query, args)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := s.onetrip.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	var ids []int64
+	var queryErr error
+	_ = conn.Raw(func(dc any) error {
+		ids, queryErr = queryFirstColumn(ctx, dc, query, named)
+		if queryErr != nil {
+			return driver.ErrBadConn // close this connection
+		}
+		return nil
+	})
+	return ids, queryErr
+}
+
+func queryFirstColumn(ctx context.Context, dc any, query string, named []driver.NamedValue) ([]int64, error) {
+	q, ok := dc.(driver.QueryerContext)
+	if !ok {
+		return nil, errors.New("argo: the MySQL driver connection cannot Query")
+	}
+	rows, err := q.QueryContext(ctx, query, named)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	multi, ok := rows.(driver.RowsNextResultSet)
+	if !ok {
+		return nil, errors.New("argo: the MySQL driver returned no result sets")
+	}
+	for len(rows.Columns()) == 0 { // statements without rows (START TRANSACTION)
+		if err := multi.NextResultSet(); err != nil {
+			return nil, err
+		}
+	}
+	var ids []int64
+	dest := make([]driver.Value, len(rows.Columns()))
+	for {
+		err := rows.Next(dest)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch v := dest[0].(type) {
+		case int64:
+			ids = append(ids, v)
+		case []byte:
+			id, err := strconv.ParseInt(string(v), 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("argo: id %q: %w", v, err)
+			}
+			ids = append(ids, id)
+		default:
+			return nil, fmt.Errorf("argo: id of type %T", v)
+		}
+	}
+	// The statements after it: an error in any (the COMMIT included) fails
+	// the whole query.
+	for {
+		err := multi.NextResultSet()
+		if err == io.EOF {
+			return ids, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+func namedArgs(query string, args []any) ([]driver.NamedValue, error) {
 	named := make([]driver.NamedValue, len(args))
 	for i, a := range args {
 		v, err := driver.DefaultParameterConverter.ConvertValue(a)
@@ -120,6 +198,19 @@ func (s *store) execMulti(ctx context.Context, query string, args []any) ([]int6
 			return nil, fmt.Errorf("argo: argument %d of %q: %w", i+1, strings.SplitN(query, ";", 2)[0], err)
 		}
 		named[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
+	}
+	return named, nil
+}
+
+// execMulti runs a multi-statement query on the onetrip pool and returns
+// the rows each statement affected. On any error the connection is
+// discarded rather than returned to the pool: a statement that failed
+// half-way may have left its transaction open, and closing the connection
+// is what rolls it back.
+func (s *store) execMulti(ctx context.Context, query string, args []any) ([]int64, error) {
+	named, err := namedArgs(query, args)
+	if err != nil {
+		return nil, err
 	}
 	conn, err := s.onetrip.Conn(ctx)
 	if err != nil {

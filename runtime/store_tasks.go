@@ -70,7 +70,7 @@ func (s *store) claimDue(ctx context.Context, owner string, now, leaseUntil Mill
 // tasks due at dueBy or earlier.
 func (s *store) claimScoped(ctx context.Context, owner string, now, dueBy, leaseUntil Millis, limit int, groups []claimGroup) ([]*Task, error) {
 	var ors []string
-	args := []any{dueBy}
+	args := []any{dueBy, now}
 	for _, g := range groups {
 		if len(g.names) == 0 || (g.shards != nil && len(g.shards) == 0) {
 			continue
@@ -91,10 +91,12 @@ func (s *store) claimScoped(ctx context.Context, owner string, now, dueBy, lease
 	// MySQL: due_at is execute_time for claimable rows and NULL otherwise,
 	// so idx_claim_due is one range already in due order (no filesort, however
 	// large the backlog). SQLite: a partial index on execute_time does the same.
-	due := "task_status IN (0, 2, 4) AND execute_time <= ?"
+	// A held retry (lease_until in the future while claimable) is its
+	// owner's to restart; no one claims it before the hold ends.
+	due := "task_status IN (0, 2, 4) AND execute_time <= ? AND lease_until <= ?"
 	order := "execute_time"
 	if s.dialect == DialectMySQL {
-		due, order = "due_at <= ?", "due_at"
+		due, order = "due_at <= ? AND lease_until <= ?", "due_at"
 	}
 	// (SQLite's planner ignores the partial index without ANALYZE statistics,
 	// so the SQLite claim names it with INDEXED BY.)
@@ -183,6 +185,9 @@ type finishing struct {
 	// direct writes it from the caller's goroutine, skipping the
 	// completer's batching: a sync caller waits for this write alone.
 	direct bool
+	// holdUntil > 0 keeps a retry leased by its owner until then (a held
+	// retry, restarted by the owner's local timer; see retry_hold.go).
+	holdUntil Millis
 }
 
 // finishBatch applies several fenced finishes in one transaction (one
@@ -233,6 +238,11 @@ func (f finishing) historyRow() *Attempt {
 func finishUpdate(f finishing, now Millis) (string, []any) {
 	set := "task_status = ?, execute_time = ?, lease_owner = '', lease_until = 0, gmt_modified = ?"
 	args := []any{f.to, f.due, now}
+	if f.holdUntil > 0 {
+		// A held retry keeps its owner; lease_until keeps claims away.
+		set = "task_status = ?, execute_time = ?, lease_until = ?, gmt_modified = ?"
+		args = []any{f.to, f.due, f.holdUntil, now}
+	}
 	if a := f.history; a != nil && a.Kind == "attempt" {
 		set += ", attempt_started_at = ?, attempt_worker = ?"
 		args = append(args, a.StartedAt, a.Worker)
