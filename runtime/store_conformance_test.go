@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -269,6 +270,97 @@ func TestStoreConformance(t *testing.T) {
 				}
 			})
 		}
+
+		// Held retries: claims leave a live hold alone; the batched start is
+		// exact per task (one round trip on MySQL, a transaction elsewhere).
+		for _, viaTx := range []bool{false, true} {
+			name := "HeldRetries"
+			if viaTx {
+				name += "/via transaction"
+			}
+			t.Run(name, func(t *testing.T) {
+				fresh(t)
+				s := openTestStore(t, dsn)
+				s.noOnetrip = viaTx
+				ctx := context.Background()
+				msg := "boom"
+				hold := func(shard int) heldStart {
+					mustInsert(t, s, sampleTask("h", StatePending, 1, shard))
+					got, err := s.claimDue(ctx, "me", 10, 1000, 1, []string{"h"}, []int{shard})
+					if err != nil || len(got) != 1 {
+						t.Fatalf("claim: %v, %v", got, err)
+					}
+					c := got[0]
+					f := finishing{fence: fence{id: c.ID, shard: shard, owner: "me", attempt: 1, from: StateRunning}, to: StateRetrying, due: 100, errMsg: &msg, holdUntil: 5000,
+						history: &Attempt{TaskPK: c.ID, Attempt: 1, Kind: "attempt", Worker: "me", StartedAt: 10, FinishedAt: 20, Outcome: OutcomeFailed, Error: msg}}
+					if err := s.finish(ctx, f, 20); err != nil {
+						t.Fatal(err)
+					}
+					return heldStart{id: c.ID, shard: shard, attempt: 1, holdUntil: 5000}
+				}
+				a, b, c, d := hold(1), hold(2), hold(3), hold(4)
+				if tk, _ := s.get(ctx, a.id); tk.State != StateRetrying || tk.LeaseOwner != "me" || tk.LeaseUntil != 5000 {
+					t.Fatalf("held row: %s owner %q lease_until %d", tk.State, tk.LeaseOwner, tk.LeaseUntil)
+				}
+				if got, _ := s.claimDue(ctx, "other", 4999, 9000, 10, []string{"h"}, nil); len(got) != 0 {
+					t.Fatalf("claimed %d held retries before their hold ran out", len(got))
+				}
+				if err := s.discard(ctx, b.id, "operator", 30); err != nil { // B: discarded while held
+					t.Fatal(err)
+				}
+				got, err := s.claimDue(ctx, "other", 5000, 9000, 10, []string{"h"}, []int{3}) // C: hold ran out, claimed elsewhere
+				if err != nil || len(got) != 1 || got[0].ID != c.id {
+					t.Fatalf("claim after the hold: %v, %v", got, err)
+				}
+				started, err := s.startHeld(ctx, "me", []heldStart{a, b, c, {id: d.id, shard: 4, attempt: 1, holdUntil: 4999}}, 7000, 120)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := []bool{true, false, false, false}; !slices.Equal(started, want) {
+					t.Fatalf("started %v, want %v (A held, B discarded, C claimed elsewhere, D another hold)", started, want)
+				}
+				tk, _ := s.get(ctx, a.id)
+				if tk.State != StateRunning || tk.ExecuteTimes != 2 || tk.LeaseOwner != "me" || tk.LeaseUntil != 7000 {
+					t.Fatalf("started row: %s attempt %d owner %q lease_until %d", tk.State, tk.ExecuteTimes, tk.LeaseOwner, tk.LeaseUntil)
+				}
+				if tk, _ := s.get(ctx, c.id); tk.LeaseOwner != "other" || tk.ExecuteTimes != 2 {
+					t.Fatalf("row claimed elsewhere changed: owner %q attempt %d", tk.LeaseOwner, tk.ExecuteTimes)
+				}
+				// Giving D back makes it claimable at once.
+				if err := s.releaseHolds(ctx, "me", []int64{d.id, a.id}); err != nil {
+					t.Fatal(err)
+				}
+				if tk, _ := s.get(ctx, a.id); tk.State != StateRunning || tk.LeaseOwner != "me" {
+					t.Fatalf("releaseHolds touched a running task: %s owner %q", tk.State, tk.LeaseOwner)
+				}
+				if got, _ := s.claimDue(ctx, "other", 200, 9000, 10, []string{"h"}, []int{4}); len(got) != 1 || got[0].ID != d.id {
+					t.Fatalf("given-back hold not claimable: %v", got)
+				}
+			})
+		}
+
+		t.Run("HistoryOfRequeuedTask", func(t *testing.T) {
+			fresh(t)
+			s := openTestStore(t, dsn)
+			ctx := context.Background()
+			// Attempt 1 failed, the task went dead and was requeued (the count
+			// restarts), and attempt 1 of the second round succeeded.
+			task := sampleTask("r", StatePending, 1, 0)
+			mustInsert(t, s, task)
+			if err := insertAttempt(ctx, s.db, &Attempt{TaskPK: task.ID, Attempt: 1, Kind: "attempt", Worker: "w1", StartedAt: 5, FinishedAt: 6, Outcome: OutcomeFailed, Error: "down"}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.db.ExecContext(ctx, "UPDATE argo_task SET task_status = 3, execute_times = 1, attempt_started_at = 50, attempt_worker = 'w2', gmt_modified = 60 WHERE id = ?", task.ID); err != nil {
+				t.Fatal(err)
+			}
+			atts, err := s.attempts(ctx, task.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(atts) != 2 || atts[0].Outcome != OutcomeFailed || atts[1].Outcome != OutcomeSucceeded || atts[1].Worker != "w2" || atts[1].StartedAt != 50 || atts[1].FinishedAt != 60 {
+				t.Fatalf("history %+v, want the failure then the success from the task row", atts)
+			}
+		})
 
 		t.Run("RescueLosesToRenewal", func(t *testing.T) {
 			fresh(t)

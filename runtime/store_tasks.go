@@ -407,8 +407,13 @@ func (s *store) attempts(ctx context.Context, id int64) ([]Attempt, error) {
 	}
 	if len(t) == 1 && t[0].State == StateSucceeded && t[0].StartedAt > 0 {
 		row := t[0]
-		recorded := slices.ContainsFunc(out, func(a Attempt) bool { return a.Kind == "attempt" && a.Attempt == row.Attempt })
-		if !recorded { // (rows written before migration 000002 are in the table)
+		// Rows written before migration 000002 record the success in the
+		// table too. (An earlier attempt with the same number failed before
+		// a requeue, which restarts the count.)
+		recorded := slices.ContainsFunc(out, func(a Attempt) bool {
+			return a.Kind == "attempt" && a.Attempt == row.Attempt && a.Outcome == OutcomeSucceeded
+		})
+		if !recorded {
 			out = append(out, Attempt{TaskPK: id, Attempt: row.Attempt, Kind: "attempt", Worker: row.Worker, StartedAt: row.StartedAt, FinishedAt: row.Finished, Outcome: OutcomeSucceeded})
 		}
 	}
