@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -31,10 +32,12 @@ type Runtime struct {
 
 	mu       sync.RWMutex
 	handlers map[string]*TaskDef
+	names    []string // sorted keys of handlers, rebuilt by Register; read-only
 	defs     sync.Map // *TaskDef → *preparedDef (validated submit-side data)
 
-	slots chan struct{} // one token per running attempt (Config.Workers)
-	wake  chan struct{} // pokes the poller
+	slots     chan struct{} // one token per running attempt (Config.Workers)
+	recording atomic.Int64  // attempts whose outcome is being written without a slot
+	wake      chan struct{} // pokes the poller
 
 	ctx      context.Context // canceled by Stop: no more claims
 	cancel   context.CancelFunc
@@ -143,6 +146,12 @@ func (rt *Runtime) Register(defs ...*TaskDef) error {
 		}
 		rt.mu.Lock()
 		rt.handlers[d.Name] = d
+		names := make([]string, 0, len(rt.handlers))
+		for n := range rt.handlers {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		rt.names = names
 		rt.mu.Unlock()
 	}
 	if len(errs) == 0 {
@@ -156,12 +165,7 @@ func (rt *Runtime) Register(defs ...*TaskDef) error {
 func (rt *Runtime) handlerNames() []string {
 	rt.mu.RLock()
 	defer rt.mu.RUnlock()
-	names := make([]string, 0, len(rt.handlers))
-	for n := range rt.handlers {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
+	return rt.names
 }
 
 func (rt *Runtime) handler(name string) *TaskDef {

@@ -61,9 +61,11 @@ func (rt *Runtime) runAttempt(callerCtx context.Context, t *Task, h *TaskDef, sy
 
 // workerSlot is an attempt's hold on a worker slot. The slot is freed as soon
 // as the task's function returns: writing the outcome (batched by the
-// completer) takes no worker, so the next due task starts meanwhile. The
-// reservation itself (rt.attempts, which Stop waits for) ends only once the
-// outcome is written.
+// completer) takes no worker, so the next due task starts meanwhile. At most
+// 4×Workers outcomes are written that way at once (Runtime.recording); beyond
+// that an attempt keeps its slot until its outcome lands. The reservation
+// itself (rt.attempts, which Stop waits for) ends only once the outcome is
+// written.
 type workerSlot struct {
 	rt   *Runtime
 	held bool
@@ -116,7 +118,16 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 	ctxErr := ctx.Err()
 	cancel()
 	finished := rt.cfg.Now()
-	slot.free()
+	// Free the worker while the outcome is written, unless 4×Workers
+	// outcomes are being written already (the database is behind): then this
+	// attempt keeps its worker until its outcome lands, which holds back
+	// claims and bounds the memory of attempts in flight.
+	if !sync && rt.recording.Add(1) <= int64(4*rt.cfg.Workers) {
+		slot.free()
+	}
+	if !sync {
+		defer rt.recording.Add(-1)
+	}
 
 	if IsUndecodable(runErr) {
 		rt.giveBack(t, f, fmt.Sprintf("task %d (%s): %v: deploy code whose parameters match the stored arguments, or discard the task with argoctl", t.ID, t.Name, runErr))

@@ -472,6 +472,37 @@ func TestStoreConformance(t *testing.T) {
 				t.Fatal("attempts of a kept task purged")
 			}
 		})
+
+		// A discarded task requeued between the purge's SELECT and its DELETE
+		// keeps its row and its history.
+		t.Run("PurgeSparesRequeued", func(t *testing.T) {
+			fresh(t)
+			s := openTestStore(t, dsn)
+			ctx := context.Background()
+			gone, back := sampleTask("p", StateDiscarded, 100, 0), sampleTask("p", StateDiscarded, 100, 0)
+			mustInsert(t, s, gone, back)
+			for _, task := range []*Task{gone, back} {
+				if err := insertAttempt(ctx, s.db, &Attempt{TaskPK: task.ID, Attempt: 1, Kind: "attempt", Outcome: OutcomeFailed}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.requeue(ctx, back.ID, 2000); err != nil {
+				t.Fatal(err)
+			}
+			n, err := s.purgeIDs(ctx, []int64{gone.ID, back.ID}, 1000) // both were selected before the requeue
+			if err != nil || n != 1 {
+				t.Fatalf("purgeIDs = %d, %v; want 1", n, err)
+			}
+			if _, err := s.get(ctx, gone.ID); !errors.Is(err, ErrNotFound) {
+				t.Fatalf("purged task still there: %v", err)
+			}
+			if atts, _ := s.attempts(ctx, back.ID); len(atts) != 1 {
+				t.Fatalf("requeued task's history: %d rows, want 1", len(atts))
+			}
+			if atts, _ := s.attempts(ctx, gone.ID); len(atts) != 0 {
+				t.Fatalf("purged task's history: %d rows, want 0", len(atts))
+			}
+		})
 	})
 }
 

@@ -458,18 +458,39 @@ func (s *store) purge(ctx context.Context, cutoff Millis, limit int) (int, error
 	if err := s.db.SelectContext(ctx, &ids, "SELECT id FROM argo_task WHERE task_status IN (3, 6, 8) AND gmt_modified < ? LIMIT ?", cutoff, limit); err != nil || len(ids) == 0 {
 		return 0, err
 	}
+	return s.purgeIDs(ctx, ids, cutoff)
+}
+
+// purgeIDs deletes those of ids still purgeable, with their attempts. A
+// task requeued since it was selected (a discarded one) is left whole: the
+// rows to delete are read again, locked, inside the deleting transaction.
+func (s *store) purgeIDs(ctx context.Context, ids []int64, cutoff Millis) (int, error) {
 	in, args := inList(ids)
-	var n int64
+	lock := ""
+	if s.dialect == DialectMySQL {
+		lock = " FOR UPDATE" // SQLite: BEGIN IMMEDIATE already excludes writers
+	}
+	var n int
 	err := s.write(ctx, func(tx *sqlx.Tx) error {
-		res, err := tx.ExecContext(ctx, "DELETE FROM argo_task WHERE task_status IN (3, 6, 8) AND gmt_modified < ? AND id IN "+in, append([]any{cutoff}, args...)...)
-		if err != nil {
+		var del []int64
+		if err := tx.SelectContext(ctx, &del, "SELECT id FROM argo_task WHERE task_status IN (3, 6, 8) AND gmt_modified < ? AND id IN "+in+lock, append([]any{cutoff}, args...)...); err != nil {
 			return err
 		}
-		n, _ = res.RowsAffected()
-		_, err = tx.ExecContext(ctx, "DELETE FROM argo_task_attempt WHERE task_pk IN "+in, args...)
+		n = len(del)
+		if n == 0 {
+			return nil
+		}
+		in, args := inList(del)
+		if _, err := tx.ExecContext(ctx, "DELETE FROM argo_task WHERE id IN "+in, args...); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, "DELETE FROM argo_task_attempt WHERE task_pk IN "+in, args...)
 		return err
 	})
-	return int(n), err
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
 // inList renders "(?, ?, …)" and its arguments.
