@@ -62,7 +62,7 @@ func (rt *Runtime) runAttempt(callerCtx context.Context, t *Task, h *TaskDef, sy
 // workerSlot is an attempt's hold on a worker slot. The slot is freed as soon
 // as the task's function returns: writing the outcome (batched by the
 // completer) takes no worker, so the next due task starts meanwhile. At most
-// 4×Workers outcomes are written that way at once (Runtime.recording); beyond
+// maxRecording outcomes are written that way at once (Runtime.recording); beyond
 // that an attempt keeps its slot until its outcome lands. The reservation
 // itself (rt.attempts, which Stop waits for) ends only once the outcome is
 // written.
@@ -71,6 +71,12 @@ type workerSlot struct {
 	held bool
 	poke bool
 }
+
+// maxRecording is how many attempts may have their outcome written without
+// holding a worker: eight completion batches (1,024), or 4×Workers if more.
+// It bounds
+// the memory of attempts in flight when the database falls behind.
+func maxRecording(workers int) int { return max(8*maxCompletionBatch, 4*workers) }
 
 func (w *workerSlot) free() {
 	if w.held {
@@ -118,11 +124,11 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 	ctxErr := ctx.Err()
 	cancel()
 	finished := rt.cfg.Now()
-	// Free the worker while the outcome is written, unless 4×Workers
+	// Free the worker while the outcome is written, unless maxRecording
 	// outcomes are being written already (the database is behind): then this
 	// attempt keeps its worker until its outcome lands, which holds back
 	// claims and bounds the memory of attempts in flight.
-	if !sync && rt.recording.Add(1) <= int64(4*rt.cfg.Workers) {
+	if !sync && rt.recording.Add(1) <= int64(maxRecording(rt.cfg.Workers)) {
 		slot.free()
 	}
 	if !sync {

@@ -271,6 +271,58 @@ func TestStoreConformance(t *testing.T) {
 			})
 		}
 
+		// A batch where each finish has its own fate: only the finishes whose
+		// fence held change their rows and write history.
+		for _, viaTx := range []bool{false, true} {
+			name := "FinishBatchMixed"
+			if viaTx {
+				name += "/via transaction"
+			}
+			t.Run(name, func(t *testing.T) {
+				fresh(t)
+				s := openTestStore(t, dsn)
+				s.noOnetrip = viaTx
+				ctx := context.Background()
+				for range 4 {
+					mustInsert(t, s, sampleTask("m", StatePending, 1, 0))
+				}
+				got, err := s.claimDue(ctx, "me", 10, 1000, 4, []string{"m"}, nil)
+				if err != nil || len(got) != 4 {
+					t.Fatalf("claim: %d, %v", len(got), err)
+				}
+				msg := "boom"
+				fin := func(c *Task, owner string, from, to State, outcome string) finishing {
+					return finishing{fence: fence{id: c.ID, shard: 0, owner: owner, attempt: 1, from: from}, to: to, due: 50, errMsg: &msg,
+						history: &Attempt{TaskPK: c.ID, Attempt: 1, Kind: "attempt", Worker: owner, StartedAt: 10, FinishedAt: 20, Outcome: outcome, Error: msg}}
+				}
+				errs, err := s.finishBatch(ctx, []finishing{
+					fin(got[0], "me", StateRunning, StateRetrying, OutcomeFailed),
+					fin(got[1], "thief", StateRunning, StateRetrying, OutcomeFailed),
+					fin(got[2], "me", StateRunning, StateRecovered, OutcomeFailed),
+					fin(got[3], "me", StateRunning, StateSucceeded, OutcomeSucceeded),
+				}, 30)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var te *TransitionError
+				if errs[0] != nil || !errors.Is(errs[1], ErrLeaseLost) || !errors.As(errs[2], &te) || errs[3] != nil {
+					t.Fatalf("errs %v, want [nil, lease lost, transition invalid, nil]", errs)
+				}
+				for i, want := range []State{StateRetrying, StateRunning, StateRunning, StateSucceeded} {
+					if tk, _ := s.get(ctx, got[i].ID); tk.State != want {
+						t.Fatalf("task %d: %s, want %s", i, tk.State, want)
+					}
+				}
+				var rows int
+				if err := s.db.GetContext(ctx, &rows, "SELECT COUNT(*) FROM argo_task_attempt"); err != nil || rows != 1 {
+					t.Fatalf("%d history rows (%v), want 1: the failure whose fence held", rows, err)
+				}
+				if atts, _ := s.attempts(ctx, got[3].ID); len(atts) != 1 || atts[0].Outcome != OutcomeSucceeded {
+					t.Fatalf("success history %+v", atts)
+				}
+			})
+		}
+
 		// Held retries: claims leave a live hold alone; the batched start is
 		// exact per task (one round trip on MySQL, a transaction elsewhere).
 		for _, viaTx := range []bool{false, true} {

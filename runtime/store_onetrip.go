@@ -16,22 +16,23 @@ import (
 
 // A finish is a fenced UPDATE of the task row plus, unless the attempt
 // succeeded (the task row records that one), its attempt-history row, in
-// one transaction. A lone success is therefore one autocommit UPDATE. A lone
-// failure sent statement by statement would be four round trips (BEGIN,
-// UPDATE, INSERT, COMMIT); on MySQL argo sends them as one multi-statement
-// query instead:
+// one transaction. A lone success is therefore one autocommit UPDATE. A
+// batch of finishes (or a lone failure) sent statement by statement would be
+// two round trips per task plus BEGIN and COMMIT; on MySQL argo sends the
+// whole batch as one multi-statement query instead:
 //
 //	START TRANSACTION;
-//	UPDATE argo_task … WHERE <fence>;
-//	INSERT INTO argo_task_attempt … SELECT … FROM DUAL WHERE ROW_COUNT() = 1;
+//	INSERT INTO argo_task_attempt … SELECT … FROM argo_task WHERE <fence 1>;
+//	UPDATE argo_task … WHERE <fence 1>;
+//	UPDATE argo_task … WHERE <fence 2>;   (a success: no history row)
+//	…
 //	COMMIT
 //
 // Multi-statement queries need the driver's multiStatements option, which
 // argo sets only on a small pool of its own (onetripDB), never on the handle
 // it shares with the application. The pool exists when the handle came from
 // OpenDB (its settings are known); otherwise such finishes take the
-// transaction path, which is correct, only slower. Concurrent finishes are
-// batched by the completer into one transaction instead (finishBatch).
+// transaction path, which is correct, only slower.
 
 // mysqlConfigs maps each *sql.DB opened by OpenDB on MySQL to its settings.
 var mysqlConfigs sync.Map // *sql.DB → *mysql.Config
@@ -71,40 +72,76 @@ func (s *store) finish(ctx context.Context, f finishing, now Millis) error {
 	if err := CheckTransition(f.id, f.from, f.to); err != nil {
 		return err
 	}
-	q, args := finishUpdate(f, now)
-	a := f.historyRow()
-	if a == nil {
+	if f.historyRow() == nil {
+		q, args := s.finishUpdate(f, now)
 		n, err := s.exec(ctx, q, args...)
 		if err == nil && n == 0 {
 			err = ErrLeaseLost
 		}
 		return err
 	}
-	if s.onetripDB() == nil {
-		errs, err := s.finishBatch(ctx, []finishing{f}, now)
-		if err != nil {
-			return err
-		}
-		return errs[0]
+	errs, err := s.finishBatch(ctx, []finishing{f}, now)
+	if err != nil {
+		return err
 	}
-	query := "START TRANSACTION; " + q + "; " +
-		"INSERT INTO argo_task_attempt (task_pk, attempt, kind, worker, started_at, finished_at, outcome, error_msg, backoff_ms) " +
-		"SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? FROM DUAL WHERE ROW_COUNT() = 1; COMMIT"
-	args = append(args, a.TaskPK, a.Attempt, a.Kind, a.Worker, a.StartedAt, a.FinishedAt, a.Outcome, a.Error, a.BackoffMs)
+	return errs[0]
+}
+
+// finishBatchOnetrip is finishBatch in one round trip (MySQL, onetrip pool):
+// each fenced UPDATE is preceded by its history row's INSERT … SELECT … FROM
+// argo_task WHERE <the same fence>, so a row is written only for a finish
+// whose fence holds (the INSERT share-locks the task row, so it cannot
+// change before the UPDATE), and the UPDATEs' row counts say which held.
+//
+// (Not INSERT … WHERE ROW_COUNT() = 1 after the UPDATE: when the client dies
+// while the query runs, MariaDB may commit the UPDATE with the INSERT
+// skipped, a success or failure with no history; the kill -9 test caught it.)
+func (s *store) finishBatchOnetrip(ctx context.Context, fs []finishing, now Millis) ([]error, error) {
+	errs := make([]error, len(fs))
+	var b strings.Builder
+	var args []any
+	b.WriteString("START TRANSACTION")
+	stmt := make([]int, len(fs)) // index of f's UPDATE among the statements; 0 for none
+	n := 1
+	for i, f := range fs {
+		if errs[i] = CheckTransition(f.id, f.from, f.to); errs[i] != nil {
+			continue
+		}
+		if a := f.historyRow(); a != nil {
+			// Written only if the fence holds, judged on the row itself (and
+			// share-locked until the UPDATE below).
+			b.WriteString("; INSERT INTO argo_task_attempt (task_pk, attempt, kind, worker, started_at, finished_at, outcome, error_msg, backoff_ms) " +
+				"SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? FROM argo_task WHERE id = ? AND shard_key = ? AND task_status = ? AND lease_owner = ? AND execute_times = ?")
+			args = append(args, a.TaskPK, a.Attempt, a.Kind, a.Worker, a.StartedAt, a.FinishedAt, a.Outcome, a.Error, a.BackoffMs, f.id, f.shard, f.from, f.owner, f.attempt)
+			n++
+		}
+		q, qargs := s.finishUpdate(f, now)
+		b.WriteString("; ")
+		b.WriteString(q)
+		args = append(args, qargs...)
+		stmt[i] = n
+		n++
+	}
+	if n == 1 {
+		return errs, nil // every finish refused by the state machine
+	}
+	b.WriteString("; COMMIT")
+	n++
 	for try := 1; ; try++ {
-		affected, err := s.execMulti(ctx, query, args)
+		affected, err := s.execMulti(ctx, b.String(), args)
 		if err == nil {
-			// START TRANSACTION, UPDATE, INSERT, COMMIT
-			if len(affected) != 4 {
-				return fmt.Errorf("argo: finish of task %d: %d results from a 4-statement query", f.id, len(affected))
+			if len(affected) != n {
+				return nil, fmt.Errorf("argo: finish of %d tasks: %d results from a %d-statement query", len(fs), len(affected), n)
 			}
-			if affected[1] == 0 {
-				return ErrLeaseLost
+			for i := range fs {
+				if stmt[i] > 0 && affected[stmt[i]] == 0 {
+					errs[i] = ErrLeaseLost
+				}
 			}
-			return nil
+			return errs, nil
 		}
 		if try == 5 || !isRetryableLockError(err) {
-			return err
+			return nil, err
 		}
 	}
 }

@@ -192,10 +192,14 @@ type finishing struct {
 
 // finishBatch applies several fenced finishes in one transaction (one
 // commit, so one log flush, for all of them), with their attempt rows in one
-// multi-row INSERT. errs[i] is f[i]'s own outcome (ErrLeaseLost, a
+// multi-row INSERT (on MySQL with the onetrip pool, all in one round trip:
+// finishBatchOnetrip). errs[i] is f[i]'s own outcome (ErrLeaseLost, a
 // TransitionError, or nil); err is a failure of the whole transaction, in
 // which case nothing was written.
 func (s *store) finishBatch(ctx context.Context, fs []finishing, now Millis) (errs []error, err error) {
+	if s.onetripDB() != nil {
+		return s.finishBatchOnetrip(ctx, fs, now)
+	}
 	errs = make([]error, len(fs))
 	err = s.write(ctx, func(tx *sqlx.Tx) error {
 		var hist []*Attempt
@@ -204,7 +208,7 @@ func (s *store) finishBatch(ctx context.Context, fs []finishing, now Millis) (er
 			if errs[i] != nil {
 				continue
 			}
-			q, args := finishUpdate(f, now)
+			q, args := s.finishUpdate(f, now)
 			res, err := tx.ExecContext(ctx, q, args...)
 			if err != nil {
 				return err
@@ -224,6 +228,17 @@ func (s *store) finishBatch(ctx context.Context, fs []finishing, now Millis) (er
 	return errs, err
 }
 
+// byID names argo_task for a fenced single-row UPDATE. On MySQL it forces
+// the primary key: the fence's other columns (task_status, lease_owner) are
+// in secondary indexes, and without the hint the optimizer weighs a range
+// over each of them on every statement (≈10–15% of a finish here).
+func (s *store) byID() string {
+	if s.dialect == DialectMySQL {
+		return "argo_task FORCE INDEX (PRIMARY)"
+	}
+	return "argo_task"
+}
+
 // historyRow is the argo_task_attempt row f writes: none for an attempt
 // that succeeded, which the task row records (finishUpdate).
 func (f finishing) historyRow() *Attempt {
@@ -235,7 +250,7 @@ func (f finishing) historyRow() *Attempt {
 
 // finishUpdate is the fenced UPDATE of one finish. An attempt's start and
 // worker go on the task row, which makes it the record of a succeeded attempt.
-func finishUpdate(f finishing, now Millis) (string, []any) {
+func (s *store) finishUpdate(f finishing, now Millis) (string, []any) {
 	set := "task_status = ?, execute_time = ?, lease_owner = '', lease_until = 0, gmt_modified = ?"
 	args := []any{f.to, f.due, now}
 	if f.holdUntil > 0 {
@@ -259,7 +274,7 @@ func finishUpdate(f finishing, now Millis) (string, []any) {
 		set += ", execute_times = execute_times - 1"
 	}
 	args = append(args, f.id, f.shard, f.from, f.owner, f.attempt)
-	return "UPDATE argo_task SET " + set + " WHERE id = ? AND shard_key = ? AND task_status = ? AND lease_owner = ? AND execute_times = ?", args
+	return "UPDATE " + s.byID() + " SET " + set + " WHERE id = ? AND shard_key = ? AND task_status = ? AND lease_owner = ? AND execute_times = ?", args
 }
 
 // insertAttempts writes attempt rows with one multi-row INSERT.
