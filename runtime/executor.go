@@ -74,8 +74,7 @@ type workerSlot struct {
 
 // maxRecording is how many attempts may have their outcome written without
 // holding a worker: eight completion batches (1,024), or 4×Workers if more.
-// It bounds
-// the memory of attempts in flight when the database falls behind.
+// It bounds the memory of attempts in flight when the database falls behind.
 func maxRecording(workers int) int { return max(8*maxCompletionBatch, 4*workers) }
 
 func (w *workerSlot) free() {
