@@ -148,28 +148,39 @@ func (s *store) finishBatchOnetrip(ctx context.Context, fs []finishing, now Mill
 
 // queryMultiIDs runs a multi-statement query on the onetrip pool and
 // returns the first column (an integer) of the first statement that returns
-// rows; the remaining statements must all succeed. On any error the
-// connection is discarded (see execMulti).
+// rows; the remaining statements must all succeed.
 func (s *store) queryMultiIDs(ctx context.Context, query string, args []any) ([]int64, error) {
+	var ids []int64
+	err := s.onRawConn(ctx, query, args, func(dc any, named []driver.NamedValue) (err error) {
+		ids, err = queryFirstColumn(ctx, dc, query, named)
+		return err
+	})
+	return ids, err
+}
+
+// onRawConn runs fn on a driver connection of the onetrip pool with the
+// arguments converted for the driver. If fn fails the connection is
+// discarded rather than returned to the pool: a multi-statement query that
+// failed half-way may have left its transaction open, and closing the
+// connection is what rolls it back.
+func (s *store) onRawConn(ctx context.Context, query string, args []any, fn func(dc any, named []driver.NamedValue) error) error {
 	named, err := namedArgs(query, args)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	conn, err := s.onetrip.Conn(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer conn.Close()
-	var ids []int64
-	var queryErr error
+	var fnErr error
 	_ = conn.Raw(func(dc any) error {
-		ids, queryErr = queryFirstColumn(ctx, dc, query, named)
-		if queryErr != nil {
+		if fnErr = fn(dc, named); fnErr != nil {
 			return driver.ErrBadConn // close this connection
 		}
 		return nil
 	})
-	return ids, queryErr
+	return fnErr
 }
 
 func queryFirstColumn(ctx context.Context, dc any, query string, named []driver.NamedValue) ([]int64, error) {
@@ -240,40 +251,24 @@ func namedArgs(query string, args []any) ([]driver.NamedValue, error) {
 }
 
 // execMulti runs a multi-statement query on the onetrip pool and returns
-// the rows each statement affected. On any error the connection is
-// discarded rather than returned to the pool: a statement that failed
-// half-way may have left its transaction open, and closing the connection
-// is what rolls it back.
+// the rows each statement affected.
 func (s *store) execMulti(ctx context.Context, query string, args []any) ([]int64, error) {
-	named, err := namedArgs(query, args)
-	if err != nil {
-		return nil, err
-	}
-	conn, err := s.onetrip.Conn(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close()
 	var affected []int64
-	var execErr error
-	_ = conn.Raw(func(dc any) error {
+	err := s.onRawConn(ctx, query, args, func(dc any, named []driver.NamedValue) error {
 		ex, ok := dc.(driver.ExecerContext)
 		if !ok {
-			execErr = errors.New("argo: the MySQL driver connection cannot Exec")
-			return nil
+			return errors.New("argo: the MySQL driver connection cannot Exec")
 		}
 		res, err := ex.ExecContext(ctx, query, named)
 		if err != nil {
-			execErr = err
-			return driver.ErrBadConn // close this connection
+			return err
 		}
 		mr, ok := res.(mysql.Result)
 		if !ok {
-			execErr = errors.New("argo: the MySQL driver returned no per-statement results")
-			return nil
+			return errors.New("argo: the MySQL driver returned no per-statement results")
 		}
 		affected = mr.AllRowsAffected()
 		return nil
 	})
-	return affected, execErr
+	return affected, err
 }
