@@ -87,6 +87,7 @@ func (w *workerSlot) free() {
 	}
 }
 
+// run is runAttempt; with poke, the poller is woken when the worker is freed.
 func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, poke bool) error {
 	defer rt.attempts.Done()
 	slot := &workerSlot{rt: rt, held: !sync, poke: poke}

@@ -271,125 +271,124 @@ func TestStoreConformance(t *testing.T) {
 			})
 		}
 
+		// bothWritePaths runs fn on a fresh store twice: as configured (one
+		// round trip on MySQL) and with the transaction path.
+		bothWritePaths := func(name string, fn func(t *testing.T, s *store)) {
+			for _, viaTx := range []bool{false, true} {
+				sub := name
+				if viaTx {
+					sub += "/via transaction"
+				}
+				t.Run(sub, func(t *testing.T) {
+					fresh(t)
+					s := openTestStore(t, dsn)
+					s.noOnetrip = viaTx
+					fn(t, s)
+				})
+			}
+		}
+
 		// A batch where each finish has its own fate: only the finishes whose
 		// fence held change their rows and write history.
-		for _, viaTx := range []bool{false, true} {
-			name := "FinishBatchMixed"
-			if viaTx {
-				name += "/via transaction"
+		bothWritePaths("FinishBatchMixed", func(t *testing.T, s *store) {
+			ctx := context.Background()
+			for range 4 {
+				mustInsert(t, s, sampleTask("m", StatePending, 1, 0))
 			}
-			t.Run(name, func(t *testing.T) {
-				fresh(t)
-				s := openTestStore(t, dsn)
-				s.noOnetrip = viaTx
-				ctx := context.Background()
-				for range 4 {
-					mustInsert(t, s, sampleTask("m", StatePending, 1, 0))
+			got, err := s.claimDue(ctx, "me", 10, 1000, 4, []string{"m"}, nil)
+			if err != nil || len(got) != 4 {
+				t.Fatalf("claim: %d, %v", len(got), err)
+			}
+			msg := "boom"
+			fin := func(c *Task, owner string, from, to State, outcome string) finishing {
+				return finishing{fence: fence{id: c.ID, shard: 0, owner: owner, attempt: 1, from: from}, to: to, due: 50, errMsg: &msg,
+					history: &Attempt{TaskPK: c.ID, Attempt: 1, Kind: "attempt", Worker: owner, StartedAt: 10, FinishedAt: 20, Outcome: outcome, Error: msg}}
+			}
+			errs, err := s.finishBatch(ctx, []finishing{
+				fin(got[0], "me", StateRunning, StateRetrying, OutcomeFailed),
+				fin(got[1], "thief", StateRunning, StateRetrying, OutcomeFailed),
+				fin(got[2], "me", StateRunning, StateRecovered, OutcomeFailed),
+				fin(got[3], "me", StateRunning, StateSucceeded, OutcomeSucceeded),
+			}, 30)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var te *TransitionError
+			if errs[0] != nil || !errors.Is(errs[1], ErrLeaseLost) || !errors.As(errs[2], &te) || errs[3] != nil {
+				t.Fatalf("errs %v, want [nil, lease lost, transition invalid, nil]", errs)
+			}
+			for i, want := range []State{StateRetrying, StateRunning, StateRunning, StateSucceeded} {
+				if tk, _ := s.get(ctx, got[i].ID); tk.State != want {
+					t.Fatalf("task %d: %s, want %s", i, tk.State, want)
 				}
-				got, err := s.claimDue(ctx, "me", 10, 1000, 4, []string{"m"}, nil)
-				if err != nil || len(got) != 4 {
-					t.Fatalf("claim: %d, %v", len(got), err)
-				}
-				msg := "boom"
-				fin := func(c *Task, owner string, from, to State, outcome string) finishing {
-					return finishing{fence: fence{id: c.ID, shard: 0, owner: owner, attempt: 1, from: from}, to: to, due: 50, errMsg: &msg,
-						history: &Attempt{TaskPK: c.ID, Attempt: 1, Kind: "attempt", Worker: owner, StartedAt: 10, FinishedAt: 20, Outcome: outcome, Error: msg}}
-				}
-				errs, err := s.finishBatch(ctx, []finishing{
-					fin(got[0], "me", StateRunning, StateRetrying, OutcomeFailed),
-					fin(got[1], "thief", StateRunning, StateRetrying, OutcomeFailed),
-					fin(got[2], "me", StateRunning, StateRecovered, OutcomeFailed),
-					fin(got[3], "me", StateRunning, StateSucceeded, OutcomeSucceeded),
-				}, 30)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var te *TransitionError
-				if errs[0] != nil || !errors.Is(errs[1], ErrLeaseLost) || !errors.As(errs[2], &te) || errs[3] != nil {
-					t.Fatalf("errs %v, want [nil, lease lost, transition invalid, nil]", errs)
-				}
-				for i, want := range []State{StateRetrying, StateRunning, StateRunning, StateSucceeded} {
-					if tk, _ := s.get(ctx, got[i].ID); tk.State != want {
-						t.Fatalf("task %d: %s, want %s", i, tk.State, want)
-					}
-				}
-				var rows int
-				if err := s.db.GetContext(ctx, &rows, "SELECT COUNT(*) FROM argo_task_attempt"); err != nil || rows != 1 {
-					t.Fatalf("%d history rows (%v), want 1: the failure whose fence held", rows, err)
-				}
-				if atts, _ := s.attempts(ctx, got[3].ID); len(atts) != 1 || atts[0].Outcome != OutcomeSucceeded {
-					t.Fatalf("success history %+v", atts)
-				}
-			})
-		}
+			}
+			var rows int
+			if err := s.db.GetContext(ctx, &rows, "SELECT COUNT(*) FROM argo_task_attempt"); err != nil || rows != 1 {
+				t.Fatalf("%d history rows (%v), want 1: the failure whose fence held", rows, err)
+			}
+			if atts, _ := s.attempts(ctx, got[3].ID); len(atts) != 1 || atts[0].Outcome != OutcomeSucceeded {
+				t.Fatalf("success history %+v", atts)
+			}
+		})
 
 		// Held retries: claims leave a live hold alone; the batched start is
 		// exact per task (one round trip on MySQL, a transaction elsewhere).
-		for _, viaTx := range []bool{false, true} {
-			name := "HeldRetries"
-			if viaTx {
-				name += "/via transaction"
+		bothWritePaths("HeldRetries", func(t *testing.T, s *store) {
+			ctx := context.Background()
+			msg := "boom"
+			hold := func(shard int) heldStart {
+				mustInsert(t, s, sampleTask("h", StatePending, 1, shard))
+				got, err := s.claimDue(ctx, "me", 10, 1000, 1, []string{"h"}, []int{shard})
+				if err != nil || len(got) != 1 {
+					t.Fatalf("claim: %v, %v", got, err)
+				}
+				c := got[0]
+				f := finishing{fence: fence{id: c.ID, shard: shard, owner: "me", attempt: 1, from: StateRunning}, to: StateRetrying, due: 100, errMsg: &msg, holdUntil: 5000,
+					history: &Attempt{TaskPK: c.ID, Attempt: 1, Kind: "attempt", Worker: "me", StartedAt: 10, FinishedAt: 20, Outcome: OutcomeFailed, Error: msg}}
+				if err := s.finish(ctx, f, 20); err != nil {
+					t.Fatal(err)
+				}
+				return heldStart{id: c.ID, shard: shard, attempt: 1, holdUntil: 5000}
 			}
-			t.Run(name, func(t *testing.T) {
-				fresh(t)
-				s := openTestStore(t, dsn)
-				s.noOnetrip = viaTx
-				ctx := context.Background()
-				msg := "boom"
-				hold := func(shard int) heldStart {
-					mustInsert(t, s, sampleTask("h", StatePending, 1, shard))
-					got, err := s.claimDue(ctx, "me", 10, 1000, 1, []string{"h"}, []int{shard})
-					if err != nil || len(got) != 1 {
-						t.Fatalf("claim: %v, %v", got, err)
-					}
-					c := got[0]
-					f := finishing{fence: fence{id: c.ID, shard: shard, owner: "me", attempt: 1, from: StateRunning}, to: StateRetrying, due: 100, errMsg: &msg, holdUntil: 5000,
-						history: &Attempt{TaskPK: c.ID, Attempt: 1, Kind: "attempt", Worker: "me", StartedAt: 10, FinishedAt: 20, Outcome: OutcomeFailed, Error: msg}}
-					if err := s.finish(ctx, f, 20); err != nil {
-						t.Fatal(err)
-					}
-					return heldStart{id: c.ID, shard: shard, attempt: 1, holdUntil: 5000}
-				}
-				a, b, c, d := hold(1), hold(2), hold(3), hold(4)
-				if tk, _ := s.get(ctx, a.id); tk.State != StateRetrying || tk.LeaseOwner != "me" || tk.LeaseUntil != 5000 {
-					t.Fatalf("held row: %s owner %q lease_until %d", tk.State, tk.LeaseOwner, tk.LeaseUntil)
-				}
-				if got, _ := s.claimDue(ctx, "other", 4999, 9000, 10, []string{"h"}, nil); len(got) != 0 {
-					t.Fatalf("claimed %d held retries before their hold ran out", len(got))
-				}
-				if err := s.discard(ctx, b.id, "operator", 30); err != nil { // B: discarded while held
-					t.Fatal(err)
-				}
-				got, err := s.claimDue(ctx, "other", 5000, 9000, 10, []string{"h"}, []int{3}) // C: hold ran out, claimed elsewhere
-				if err != nil || len(got) != 1 || got[0].ID != c.id {
-					t.Fatalf("claim after the hold: %v, %v", got, err)
-				}
-				started, err := s.startHeld(ctx, "me", []heldStart{a, b, c, {id: d.id, shard: 4, attempt: 1, holdUntil: 4999}}, 7000, 120)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if want := []bool{true, false, false, false}; !slices.Equal(started, want) {
-					t.Fatalf("started %v, want %v (A held, B discarded, C claimed elsewhere, D another hold)", started, want)
-				}
-				tk, _ := s.get(ctx, a.id)
-				if tk.State != StateRunning || tk.ExecuteTimes != 2 || tk.LeaseOwner != "me" || tk.LeaseUntil != 7000 {
-					t.Fatalf("started row: %s attempt %d owner %q lease_until %d", tk.State, tk.ExecuteTimes, tk.LeaseOwner, tk.LeaseUntil)
-				}
-				if tk, _ := s.get(ctx, c.id); tk.LeaseOwner != "other" || tk.ExecuteTimes != 2 {
-					t.Fatalf("row claimed elsewhere changed: owner %q attempt %d", tk.LeaseOwner, tk.ExecuteTimes)
-				}
-				// Giving D back makes it claimable at once.
-				if err := s.releaseHolds(ctx, "me", []int64{d.id, a.id}); err != nil {
-					t.Fatal(err)
-				}
-				if tk, _ := s.get(ctx, a.id); tk.State != StateRunning || tk.LeaseOwner != "me" {
-					t.Fatalf("releaseHolds touched a running task: %s owner %q", tk.State, tk.LeaseOwner)
-				}
-				if got, _ := s.claimDue(ctx, "other", 200, 9000, 10, []string{"h"}, []int{4}); len(got) != 1 || got[0].ID != d.id {
-					t.Fatalf("given-back hold not claimable: %v", got)
-				}
-			})
-		}
+			a, b, c, d := hold(1), hold(2), hold(3), hold(4)
+			if tk, _ := s.get(ctx, a.id); tk.State != StateRetrying || tk.LeaseOwner != "me" || tk.LeaseUntil != 5000 {
+				t.Fatalf("held row: %s owner %q lease_until %d", tk.State, tk.LeaseOwner, tk.LeaseUntil)
+			}
+			if got, _ := s.claimDue(ctx, "other", 4999, 9000, 10, []string{"h"}, nil); len(got) != 0 {
+				t.Fatalf("claimed %d held retries before their hold ran out", len(got))
+			}
+			if err := s.discard(ctx, b.id, "operator", 30); err != nil { // B: discarded while held
+				t.Fatal(err)
+			}
+			got, err := s.claimDue(ctx, "other", 5000, 9000, 10, []string{"h"}, []int{3}) // C: hold ran out, claimed elsewhere
+			if err != nil || len(got) != 1 || got[0].ID != c.id {
+				t.Fatalf("claim after the hold: %v, %v", got, err)
+			}
+			started, err := s.startHeld(ctx, "me", []heldStart{a, b, c, {id: d.id, shard: 4, attempt: 1, holdUntil: 4999}}, 7000, 120)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := []bool{true, false, false, false}; !slices.Equal(started, want) {
+				t.Fatalf("started %v, want %v (A held, B discarded, C claimed elsewhere, D another hold)", started, want)
+			}
+			tk, _ := s.get(ctx, a.id)
+			if tk.State != StateRunning || tk.ExecuteTimes != 2 || tk.LeaseOwner != "me" || tk.LeaseUntil != 7000 {
+				t.Fatalf("started row: %s attempt %d owner %q lease_until %d", tk.State, tk.ExecuteTimes, tk.LeaseOwner, tk.LeaseUntil)
+			}
+			if tk, _ := s.get(ctx, c.id); tk.LeaseOwner != "other" || tk.ExecuteTimes != 2 {
+				t.Fatalf("row claimed elsewhere changed: owner %q attempt %d", tk.LeaseOwner, tk.ExecuteTimes)
+			}
+			// Giving D back makes it claimable at once.
+			if err := s.releaseHolds(ctx, "me", []int64{d.id, a.id}); err != nil {
+				t.Fatal(err)
+			}
+			if tk, _ := s.get(ctx, a.id); tk.State != StateRunning || tk.LeaseOwner != "me" {
+				t.Fatalf("releaseHolds touched a running task: %s owner %q", tk.State, tk.LeaseOwner)
+			}
+			if got, _ := s.claimDue(ctx, "other", 200, 9000, 10, []string{"h"}, []int{4}); len(got) != 1 || got[0].ID != d.id {
+				t.Fatalf("given-back hold not claimable: %v", got)
+			}
+		})
 
 		t.Run("HistoryOfRequeuedTask", func(t *testing.T) {
 			fresh(t)

@@ -235,23 +235,11 @@ func (b *bencher) argoClaimOnce(ctx context.Context) (int, error) {
 	now := time.Now()
 	nowMs, lease := now.UnixMilli(), now.Add(30*time.Second).UnixMilli()
 	owner := "argobench-claim"
-	if b.dialect == runtime.DialectSQLite {
-		tx, err := b.hand.BeginTx(ctx, nil)
-		if err != nil {
-			return 0, err
-		}
-		defer tx.Rollback()
-		rows, err := tx.QueryContext(ctx, b.argoClaimQuery(), b.argoClaimArgs(owner, lease, nowMs, b.o.claimBatch)...)
-		if err != nil {
-			return 0, err
-		}
-		ids, err := scanAll(rows)
-		if err != nil {
-			return 0, err
-		}
-		return len(ids), tx.Commit()
+	var opts *sql.TxOptions // SQLite: BEGIN IMMEDIATE + UPDATE … RETURNING
+	if b.dialect == runtime.DialectMySQL {
+		opts = &sql.TxOptions{Isolation: sql.LevelReadCommitted}
 	}
-	tx, err := b.hand.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	tx, err := b.hand.BeginTx(ctx, opts)
 	if err != nil {
 		return 0, err
 	}
@@ -261,11 +249,13 @@ func (b *bencher) argoClaimOnce(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	ids, err := scanAll(rows)
-	if err != nil || len(ids) == 0 {
+	if err != nil {
 		return 0, err
 	}
-	if _, err := tx.ExecContext(ctx, "UPDATE argo_task SET "+argoClaimSet+" WHERE id IN ("+placeholders(len(ids))+")", append([]any{owner, lease, nowMs}, ids...)...); err != nil {
-		return 0, err
+	if b.dialect == runtime.DialectMySQL && len(ids) > 0 {
+		if _, err := tx.ExecContext(ctx, "UPDATE argo_task SET "+argoClaimSet+" WHERE id IN ("+placeholders(len(ids))+")", append([]any{owner, lease, nowMs}, ids...)...); err != nil {
+			return 0, err
+		}
 	}
 	return len(ids), tx.Commit()
 }
