@@ -50,6 +50,7 @@ type Runtime struct {
 	holds  retryHolds // held retries (retry_hold.go)
 	health health
 	shards shardView
+	clock  dbClock // offset to the database's clock (clock.go)
 
 	stopMu   sync.Mutex // guards stopping and every attempts.Add
 	stopping bool
@@ -252,7 +253,7 @@ func (rt *Runtime) Submit(ctx context.Context, c Call) (int64, error) {
 	if err != nil {
 		return 0, notPersisted(c.Task.Name, err)
 	}
-	now := rt.cfg.Now()
+	now := rt.now()
 	t := rt.newTask(c, p, now)
 	h := rt.handler(t.Name)
 	runNow := t.PerformanceWay == Immediate && c.RunAt.IsZero() && h != nil
@@ -313,7 +314,7 @@ func (rt *Runtime) SubmitTx(ctx context.Context, tx Execer, c Call) (int64, erro
 	if err != nil {
 		return 0, notPersisted(c.Task.Name, err)
 	}
-	t := rt.newTask(c, p, rt.cfg.Now())
+	t := rt.newTask(c, p, rt.now())
 	if err := rt.store.insert(ctx, tx, t); err != nil {
 		if errors.Is(err, ErrDuplicate) {
 			return t.ID, err
@@ -359,7 +360,7 @@ func (rt *Runtime) watchCommit(id int64) {
 				rt.poke()
 				return
 			}
-			now := rt.cfg.Now()
+			now := rt.now()
 			t, err := rt.store.claimByID(rt.ctx, id, StatePending, rt.cfg.InstanceID, toMillis(now), toMillis(now.Add(rt.cfg.LeaseDuration)))
 			if err != nil || t == nil {
 				rt.unreserve(1)

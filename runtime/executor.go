@@ -108,7 +108,7 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 		pol = h.policy()
 		rt.log.Warn("argo: task has an unreadable retry policy; using the handler's", "task_id", t.ID, "task", t.Name, "error", err)
 	}
-	started := rt.cfg.Now()
+	started := rt.now()
 	lag := started.Sub(t.ExecuteTime.Time())
 	ctx := withAttempt(rt.workCtx, t.ID, t.ExecuteTimes, t.Name)
 	if sync {
@@ -123,7 +123,7 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 	runErr := callSafely(func() error { return h.Run(ctx, []byte(t.Parameter)) })
 	ctxErr := ctx.Err()
 	cancel()
-	finished := rt.cfg.Now()
+	finished := rt.now()
 	// Free the worker while the outcome is written, unless maxRecording
 	// outcomes are being written already (the database is behind): then this
 	// attempt keeps its worker until its outcome lands, which holds back
@@ -212,7 +212,7 @@ func (rt *Runtime) fallbackNow(t *Task, h *TaskDef) {
 		rt.poke()
 		return
 	}
-	now := rt.cfg.Now()
+	now := rt.now()
 	ft, err := rt.store.claimByID(rt.ctx, t.ID, StateExhausted, rt.cfg.InstanceID, toMillis(now), toMillis(now.Add(rt.cfg.LeaseDuration)))
 	if err != nil || ft == nil {
 		rt.release()
@@ -241,10 +241,10 @@ func (rt *Runtime) runFallback(t *Task, h *TaskDef) {
 	f := fence{id: t.ID, shard: t.ShardKey, owner: t.LeaseOwner, attempt: t.ExecuteTimes, from: StateFallingBack}
 	if h == nil {
 		msg := fmt.Sprintf("attempts exhausted, but no handler registered for task %q on instance %s to run its fallback: deploy code that registers it, or discard the task with argoctl", t.Name, rt.cfg.InstanceID)
-		rt.record(finishing{fence: f, to: StateExhausted, due: toMillis(rt.cfg.Now().Add(rt.cfg.UnknownTaskDelay)), fallbackErr: &msg})
+		rt.record(finishing{fence: f, to: StateExhausted, due: toMillis(rt.now().Add(rt.cfg.UnknownTaskDelay)), fallbackErr: &msg})
 		return
 	}
-	started := rt.cfg.Now()
+	started := rt.now()
 	hist := &Attempt{TaskPK: t.ID, Attempt: t.ExecuteTimes, Kind: "fallback", Worker: rt.cfg.InstanceID, StartedAt: toMillis(started)}
 	if h.Fallback == nil {
 		hist.Outcome, hist.Error, hist.FinishedAt = "no_fallback", "no fallback configured: the task is dead", hist.StartedAt
@@ -255,7 +255,7 @@ func (rt *Runtime) runFallback(t *Task, h *TaskDef) {
 	}
 	ctx := context.WithValue(withAttempt(rt.workCtx, t.ID, t.ExecuteTimes, t.Name), fallbackCauseKey{}, errors.New(t.ErrorMsg))
 	err := callSafely(func() error { return h.Fallback(ctx, []byte(t.Parameter), errors.New(t.ErrorMsg)) })
-	finished := rt.cfg.Now()
+	finished := rt.now()
 	hist.FinishedAt = toMillis(finished)
 	if err != nil && rt.workCtx.Err() != nil && errors.Is(err, context.Canceled) {
 		msg := "fallback interrupted by shutdown"
@@ -293,7 +293,7 @@ func (rt *Runtime) giveBack(t *Task, f fence, msg string) {
 	if t.ExecuteTimes <= 1 {
 		to = StatePending
 	}
-	due := rt.cfg.Now()
+	due := rt.now()
 	fin := finishing{fence: f, to: to, undoAttempt: true}
 	if msg != "" {
 		due = due.Add(rt.cfg.UnknownTaskDelay)
@@ -311,7 +311,7 @@ func (rt *Runtime) giveBack(t *Task, f fence, msg string) {
 func (rt *Runtime) record(f finishing) bool {
 	var err error
 	if f.direct {
-		err = rt.store.finish(context.Background(), f, toMillis(rt.cfg.Now()))
+		err = rt.store.finish(context.Background(), f, toMillis(rt.now()))
 	} else {
 		err = rt.completer.finish(f)
 	}
@@ -345,7 +345,7 @@ func (rt *Runtime) record(f finishing) bool {
 				}
 				time.Sleep(wait)
 			}
-			err := rt.store.finish(context.Background(), f, toMillis(rt.cfg.Now()))
+			err := rt.store.finish(context.Background(), f, toMillis(rt.now()))
 			if err == nil {
 				rt.health.ok(rt)
 				return
@@ -380,7 +380,7 @@ func (rt *Runtime) checkAlert(h *TaskDef, t *Task, pol RetryPolicy, msg string, 
 	env := AlertEnv{
 		ExecuteTimes: t.ExecuteTimes, MaxAttempts: pol.MaxAttempts, TaskName: t.Name, TaskID: t.ID,
 		LastError: msg, Permanent: permanent, WillRetry: willRetry, Exhausted: !willRetry,
-		ShardKey: t.ShardKey, AgeSeconds: rt.cfg.Now().Sub(t.GmtCreate.Time()).Seconds(),
+		ShardKey: t.ShardKey, AgeSeconds: rt.now().Sub(t.GmtCreate.Time()).Seconds(),
 	}
 	if rt.alerts.check(h, env) {
 		rt.observe(func(o Observer) { o.AlertFired(t.Name) })

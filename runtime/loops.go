@@ -45,7 +45,7 @@ func (rt *Runtime) pollLoop() {
 
 func (rt *Runtime) claimAvailable() {
 	for rt.ctx.Err() == nil {
-		if rt.holds.anyDue(rt.cfg.Now()) {
+		if rt.holds.anyDue(rt.now()) {
 			// Due held retries take free workers first (holdLoop), and
 			// kick the poller again when they run out of them.
 			rt.holds.signal()
@@ -55,7 +55,7 @@ func (rt *Runtime) claimAvailable() {
 		if n == 0 {
 			return
 		}
-		now := rt.cfg.Now()
+		now := rt.now()
 		names := rt.handlerNames()
 		tasks, err := rt.store.claimScoped(rt.ctx, rt.cfg.InstanceID, toMillis(now), toMillis(now), toMillis(now.Add(rt.cfg.LeaseDuration)), n, rt.shards.claimScope(names))
 		if err == nil && len(tasks) < n && rt.cfg.StealAfter > 0 {
@@ -93,7 +93,7 @@ func (rt *Runtime) renewLoop() {
 		if len(ids) == 0 {
 			continue
 		}
-		now := rt.cfg.Now()
+		now := rt.now()
 		if _, err := rt.store.extendLeases(rt.ctx, rt.cfg.InstanceID, ids, toMillis(now.Add(rt.cfg.LeaseDuration)), toMillis(now)); err != nil && rt.ctx.Err() == nil {
 			rt.health.failed(rt, "renew leases", err)
 		}
@@ -146,7 +146,7 @@ func (rt *Runtime) maintenanceLoop() {
 func (rt *Runtime) rescueExpired(ctx context.Context) int {
 	rescued := 0
 	for ctx.Err() == nil {
-		now := rt.cfg.Now()
+		now := rt.now()
 		tasks, err := rt.store.expiredLeases(ctx, toMillis(now), 100)
 		if err != nil {
 			if ctx.Err() == nil {
@@ -212,7 +212,7 @@ func (rt *Runtime) rescueOne(ctx context.Context, t *Task, now time.Time) bool {
 // that their rows say why they wait. Claims only take registered names, so
 // such tasks are never run, given back or counted: they simply wait.
 func (rt *Runtime) flagOrphans(ctx context.Context) {
-	now := rt.cfg.Now()
+	now := rt.now()
 	known, live, err := rt.store.knownTaskNames(ctx, toMillis(now.Add(-rt.cfg.InstanceTimeout)))
 	if err != nil {
 		return
@@ -229,7 +229,7 @@ func (rt *Runtime) flagOrphans(ctx context.Context) {
 // purgeFinished deletes succeeded, recovered and discarded rows older than
 // RetentionAge, in batches of PurgeBatch, pausing between batches.
 func (rt *Runtime) purgeFinished(ctx context.Context) int {
-	cutoff := toMillis(rt.cfg.Now().Add(-rt.cfg.RetentionAge))
+	cutoff := toMillis(rt.now().Add(-rt.cfg.RetentionAge))
 	total := 0
 	for ctx.Err() == nil {
 		n, err := rt.store.purge(ctx, cutoff, rt.cfg.PurgeBatch)

@@ -165,7 +165,7 @@ func (rt *Runtime) holdLoop() {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
-		wait := rt.holds.nextDue(rt.cfg.Now()) - heldStartLead
+		wait := rt.holds.nextDue(rt.now()) - heldStartLead
 		if wait <= 0 {
 			// Due but not startable now (no room, or every writer busy):
 			// whatever frees room kicks the loop; the timer is a backstop.
@@ -191,7 +191,7 @@ func (rt *Runtime) holdLoop() {
 // 2×Workers) retries are being started or waiting at a time.
 func (rt *Runtime) startDueHolds() {
 	for rt.ctx.Err() == nil {
-		now := rt.cfg.Now()
+		now := rt.now()
 		room := max(rt.cfg.ClaimBatch, 2*rt.cfg.Workers) - int(rt.holds.waiting.Load())
 		if room <= 0 || !rt.holds.anyDue(now.Add(heldStartLead)) {
 			return // a retry that takes a worker kicks the loop again
@@ -243,7 +243,7 @@ func (rt *Runtime) startHeldBatch(batch []*heldRetry, now time.Time) {
 		rt.health.failed(rt, "start held retries", err)
 		// Try again shortly; a hold that ran out meanwhile is left to the
 		// database, where any instance claims it.
-		rt.holds.requeue(batch, rt.cfg.Now().Add(200*time.Millisecond))
+		rt.holds.requeue(batch, rt.now().Add(200*time.Millisecond))
 		return
 	}
 	rt.health.ok(rt)
@@ -268,7 +268,7 @@ func (rt *Runtime) runWhenFree(t *Task, h *TaskDef, due time.Time) {
 	rt.leases.add(t.ID)
 	go func() {
 		defer rt.leases.remove(t.ID)
-		if d := due.Sub(rt.cfg.Now()); d > 0 {
+		if d := due.Sub(rt.now()); d > 0 {
 			timer := time.NewTimer(d)
 			select {
 			case <-timer.C:

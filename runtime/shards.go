@@ -105,7 +105,7 @@ func (v *shardView) liveInstances() []string {
 
 // heartbeat records this instance (and its task names) and recomputes its shards.
 func (rt *Runtime) heartbeat(ctx context.Context) error {
-	now := toMillis(rt.cfg.Now())
+	now := toMillis(rt.now())
 	mine := rt.handlerNames()
 	joined := strings.Join(mine, "\n")
 	n, err := rt.store.exec(ctx, "UPDATE argo_instance SET heartbeat_at = ?, task_names = ? WHERE instance_id = ?", now, joined, rt.cfg.InstanceID)
@@ -226,7 +226,7 @@ func mix64(x uint64) uint64 {
 // leader tries to hold the named role (one instance at a time, chosen
 // through argo_leader) for ttl, and reports whether it does.
 func (rt *Runtime) leader(ctx context.Context, name string, ttl time.Duration) (bool, error) {
-	now := rt.cfg.Now()
+	now := rt.now()
 	n, err := rt.store.exec(ctx, "UPDATE argo_leader SET holder = ?, expires_at = ? WHERE name = ? AND (holder = ? OR expires_at < ?)",
 		rt.cfg.InstanceID, toMillis(now.Add(ttl)), name, rt.cfg.InstanceID, toMillis(now))
 	if err != nil {
