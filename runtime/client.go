@@ -493,7 +493,7 @@ func (rt *Runtime) poke() {
 // before the next poll, so a retry starts on time rather than up to a poll
 // interval late. The poll remains the safety net.
 func (rt *Runtime) scheduleWake(due time.Time) {
-	d := time.Until(due)
+	d := due.Sub(rt.now()) // due is on the database's clock
 	if d <= 0 {
 		rt.poke()
 		return

@@ -25,7 +25,7 @@ func NewInspector(db *sql.DB, dialect string) *Inspector {
 }
 
 // Inspector returns an Inspector on the runtime's database.
-func (rt *Runtime) Inspector() *Inspector { return &Inspector{store: rt.store, Now: rt.cfg.Now} }
+func (rt *Runtime) Inspector() *Inspector { return &Inspector{store: rt.store, Now: rt.now} }
 
 func (in *Inspector) now() time.Time {
 	if in.Now != nil {

@@ -103,8 +103,13 @@ func (v *shardView) liveInstances() []string {
 	return slices.Clone(v.live)
 }
 
-// heartbeat records this instance (and its task names) and recomputes its shards.
+// heartbeat measures the offset to the database's clock, records this
+// instance (and its task names) and recomputes its shards. Start runs it
+// once before any claim, so the first lease is already on the database's clock.
 func (rt *Runtime) heartbeat(ctx context.Context) error {
+	if err := rt.measureClock(ctx); err != nil {
+		return err
+	}
 	now := toMillis(rt.now())
 	mine := rt.handlerNames()
 	joined := strings.Join(mine, "\n")
