@@ -78,6 +78,13 @@ func TestClockSkewMeasuredAtStart(t *testing.T) {
 		if d := rt.now().Sub(time.Now()); !near(d, 0, skewTolerance) {
 			t.Fatalf("rt.now() is %s off the database's clock (this host's), want ± %s", d, skewTolerance)
 		}
+		st, err := rt.Inspector().Stats(context.Background(), time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := st.At.Sub(time.Now()); !near(d, 0, skewTolerance) {
+			t.Fatalf("the runtime's Inspector is %s off the database's clock, want ± %s", d, skewTolerance)
+		}
 		var beat Millis
 		if err := rt.store.db.Get(&beat, "SELECT heartbeat_at FROM argo_instance WHERE instance_id = ?", rt.InstanceID()); err != nil {
 			t.Fatal(err)
