@@ -20,29 +20,60 @@ const (
 	skewJump = time.Second
 )
 
-// dbClock is the offset from this process's clock (Config.Now) to the
-// database's. Every lease and due decision is made on the database's clock,
-// so that instances whose clocks disagree still agree on when a lease ends.
-// The offset is measured at Start and at every heartbeat (measureClock).
+// dbClock maps this process's clock (Config.Now) to the database's. Every
+// lease and due decision is made on the database's clock, so that instances
+// whose clocks disagree still agree on when a lease ends. It is read at
+// Start and at every heartbeat (measureClock).
 type dbClock struct {
-	skew atomic.Int64 // database time minus local time, in nanoseconds
+	// last is the last good reading; nil before the first, when now()
+	// falls back to the local clock.
+	last atomic.Pointer[clockReading]
 
 	mu        sync.Mutex // serialises measurements and guards the fields below
-	measured  bool       // a reading has been applied
 	announced bool       // the INFO line about a notable skew was logged
 }
 
-// now is the current time on the database's clock, as last measured.
-func (rt *Runtime) now() time.Time {
-	return rt.cfg.Now().Add(time.Duration(rt.clock.skew.Load()))
+// clockReading pairs the database's time with the local time it was read
+// at (the midpoint of the round trip).
+type clockReading struct {
+	db    time.Time // the database's clock
+	local time.Time // Config.Now() at the same instant, monotonic reading included
 }
 
-// measureClock reads the database's clock and sets the skew to it: the
-// database's time minus the midpoint of the local times (Config.Now) taken
-// before and after the round trip. A reading whose round trip took longer
-// than maxClockRoundTrip is ignored (the last good skew stays). The skew is
-// applied as read, without smoothing, so a clock step on either side is
-// picked up at the next heartbeat.
+// skew is the database's clock minus this process's at the reading.
+func (r *clockReading) skew() time.Duration { return r.db.Sub(r.local) }
+
+// skew is the database's clock minus this process's, as last read (0
+// before the first reading).
+func (c *dbClock) skew() time.Duration {
+	if r := c.last.Load(); r != nil {
+		return r.skew()
+	}
+	return 0
+}
+
+// now is the current time on the database's clock: the last reading of it
+// plus the time elapsed since on this process's clock. With Config.Now =
+// time.Now (the default) that elapsed time is monotonic, so a step of this
+// host's wall clock does not move it at all; a step of the database's
+// clock is picked up at the next heartbeat.
+func (rt *Runtime) now() time.Time {
+	local := rt.cfg.Now()
+	r := rt.clock.last.Load()
+	if r == nil {
+		return local
+	}
+	return r.db.Add(local.Sub(r.local))
+}
+
+// measureClock reads the database's clock and makes it the base of now():
+// the database's time is taken to be that of the midpoint of the local times
+// (Config.Now) before and after the round trip, so it is known to within
+// half the round trip. A reading whose round trip took longer than
+// maxClockRoundTrip is ignored (the last good one stays). Readings are
+// applied as read, without smoothing. It logs at INFO, once, a skew beyond
+// skewNotable, and at WARN a skew that moved by more than skewJump since
+// the last reading.
 func (rt *Runtime) measureClock(ctx context.Context) error {
 	c := &rt.clock
 	c.mu.Lock()
@@ -58,18 +89,18 @@ func (rt *Runtime) measureClock(ctx context.Context) error {
 		rt.log.Debug("argo: database clock reading ignored: round trip too long", "round_trip", roundTrip, "max", maxClockRoundTrip)
 		return nil
 	}
-	skew := dbTime.Sub(before.Add(roundTrip / 2))
-	old := time.Duration(c.skew.Swap(int64(skew)))
+	reading := &clockReading{db: dbTime, local: before.Add(roundTrip / 2)}
+	skew := reading.skew()
+	previous := c.last.Swap(reading)
 	switch {
-	case c.measured && (skew-old > skewJump || old-skew > skewJump):
+	case previous != nil && (skew-previous.skew() > skewJump || previous.skew()-skew > skewJump):
 		rt.log.Warn("argo: the offset between this host's clock and the database's changed (a clock was stepped); leases and due times follow the database's clock",
-			"instance", rt.cfg.InstanceID, "skew", skew, "previous_skew", old)
+			"instance", rt.cfg.InstanceID, "skew", skew, "previous_skew", previous.skew())
 	case !c.announced && (skew > skewNotable || skew < -skewNotable):
 		c.announced = true
 		rt.log.Info("argo: this host's clock differs from the database's; leases and due times use the database's clock",
 			"instance", rt.cfg.InstanceID, "skew", skew, "round_trip", roundTrip)
 	}
-	c.measured = true
 	return nil
 }
 

@@ -60,7 +60,7 @@ func (l *logRecords) matching(level slog.Level, text string) []slog.Record {
 
 func near(got, want, tol time.Duration) bool { return got-want <= tol && want-got <= tol }
 
-func skewOf(rt *Runtime) time.Duration { return time.Duration(rt.clock.skew.Load()) }
+func skewOf(rt *Runtime) time.Duration { return rt.clock.skew() }
 
 // A runtime whose clock is 7 s behind measures a skew of +7 s at Start,
 // before any claim, and writes database times (its heartbeat) rather than
