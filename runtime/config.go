@@ -99,7 +99,9 @@ type Config struct {
 	Observer Observer
 	// Logger receives structured logs. Default slog.Default().
 	Logger *slog.Logger
-	// Now is the clock (tests). Default time.Now.
+	// Now is this host's clock (tests set it). Default time.Now. Lease and
+	// due decisions use the database's clock: Now corrected by the offset
+	// read at Start and at every heartbeat (docs/clocks.md).
 	Now func() time.Time
 }
 

@@ -24,7 +24,8 @@ func NewInspector(db *sql.DB, dialect string) *Inspector {
 	return &Inspector{store: newStore(db, dialect)}
 }
 
-// Inspector returns an Inspector on the runtime's database.
+// Inspector returns an Inspector on the runtime's database, on the
+// runtime's clock (the database's: docs/clocks.md).
 func (rt *Runtime) Inspector() *Inspector { return &Inspector{store: rt.store, Now: rt.now} }
 
 func (in *Inspector) now() time.Time {
