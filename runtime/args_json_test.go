@@ -242,8 +242,8 @@ func TestDecodeJSONRefusesUnknownNestedField(t *testing.T) {
 		t.Fatalf("current form: %v, %+v", err, v)
 	}
 	for _, stored := range []string{
-		`{"order":{"id":7,"lines":[{"sku":"a","qty":2}]}}`,    // renamed at depth 3
-		`{"order":{"id":7,"currency":"EUR","lines":[]}}`,       // added at depth 2
+		`{"order":{"id":7,"lines":[{"sku":"a","qty":2}]}}`, // renamed at depth 3
+		`{"order":{"id":7,"currency":"EUR","lines":[]}}`,   // added at depth 2
 		`{"order":{"id":7,"lines":[{"sku":"a","quantity":2,"gift":{"wrap":true}}]}}`,
 	} {
 		err := DecodeJSON([]byte(stored), &args{}, "order")
