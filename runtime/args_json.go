@@ -32,8 +32,11 @@ import (
 //
 // Both are read back only into the types they came from: a string-kinded
 // value accepts the object, a float-kinded value the three strings. Types
-// with their own MarshalJSON/MarshalText methods are left to them. A map
-// key that is not valid UTF-8 has no exact form and refuses the call.
+// with their own MarshalJSON/MarshalText methods are left to them (output
+// that is not valid UTF-8 refuses the call). What has no exact form
+// refuses the call: a map key that is not valid UTF-8, and either of the
+// two values inside an interface type (any), which would be read back as a
+// map or a string.
 
 // invalidUTF8Member names the only member of the object that stores a
 // string that is not valid UTF-8.
@@ -59,9 +62,21 @@ func encodeArgs(v any) ([]byte, error) {
 }
 
 // decodeArgs decodes a stored form into v (a pointer), refusing members
-// that v's type lacks at any depth.
+// that v's type lacks at any depth. The error names the place in data, as
+// a JSON pointer (an *unstorableError), when it can be found.
 func decodeArgs(data []byte, v any) error {
-	return json.Unmarshal(data, v, decodeOptions)
+	err := json.Unmarshal(data, v, decodeOptions)
+	if err == nil {
+		return nil
+	}
+	// The v1 errors (kept: their semantics are v1's) do not say where;
+	// decoding again with v2's errors into a fresh value finds the place.
+	var se *json.SemanticError
+	again := json.Unmarshal(data, reflect.New(reflect.TypeOf(v).Elem()).Interface(), decodeOptions, jsonv1.ReportErrorsWithLegacySemantics(false))
+	if errors.As(again, &se) && se.JSONPointer != "" {
+		return &unstorableError{at: se.JSONPointer, err: err}
+	}
+	return err
 }
 
 var (
@@ -123,8 +138,66 @@ func marshalExact(enc *jsontext.Encoder, p any) error {
 			return errors.ErrUnsupported
 		}
 		return enc.WriteToken(jsontext.String(nonFiniteName(f)))
+	case reflect.Interface:
+		if v.IsNil() {
+			return errors.ErrUnsupported
+		}
+		if what := inexactInside(v.Elem(), 0); what != "" {
+			return &unstorableError{at: enc.StackPointer(), err: fmt.Errorf("%s inside an interface type: it would be read back as another type; use a concrete type", what)}
+		}
 	}
 	return errors.ErrUnsupported
+}
+
+// inexactInside finds, in a value held by an interface (decoded as
+// map[string]any, []any, string or float64 from the JSON alone), a string
+// or float that needs one of the added forms, which only the value's own
+// type reads back. It returns what it found, or "".
+func inexactInside(v reflect.Value, depth int) string {
+	if !v.IsValid() || depth > 1000 { // deeper: the encoder reports the cycle
+		return ""
+	}
+	if ownsMarshal(reflect.PointerTo(v.Type())) {
+		return ""
+	}
+	switch v.Kind() {
+	case reflect.String:
+		if !utf8.ValidString(v.String()) {
+			return fmt.Sprintf("string %q, not valid UTF-8,", v.String())
+		}
+	case reflect.Float32, reflect.Float64:
+		if f := v.Float(); math.IsNaN(f) || math.IsInf(f, 0) {
+			return "float " + nonFiniteName(f)
+		}
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			return inexactInside(v.Elem(), depth+1)
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return "" // bytes: base64
+		}
+		for i := range v.Len() {
+			if what := inexactInside(v.Index(i), depth+1); what != "" {
+				return what
+			}
+		}
+	case reflect.Map:
+		for it := v.MapRange(); it.Next(); {
+			if what := inexactInside(it.Value(), depth+1); what != "" {
+				return what
+			}
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				if what := inexactInside(v.Field(i), depth+1); what != "" {
+					return what
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // unstorableError is a value with no exact stored form, at a JSON pointer

@@ -251,7 +251,7 @@ func TestDecodeJSONRefusesUnknownNestedField(t *testing.T) {
 			t.Errorf("%s: got %v, want Undecodable", stored, err)
 			continue
 		}
-		if !strings.Contains(err.Error(), "unknown") {
+		if !strings.Contains(err.Error(), `argument "order" at /order`) || !strings.Contains(err.Error(), "unknown") {
 			t.Errorf("%s: error %q does not name the unknown member", stored, err)
 		}
 	}
@@ -309,3 +309,46 @@ func TestDecodeArgsMatchesEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodeArgsRefusesInexactInsideInterface: inside an interface type a
+// string that is not UTF-8 or a NaN/Inf float would come back as another
+// type (a map, a string): the call is refused, naming the argument; other
+// values inside interfaces are stored as encoding/json stores them.
+func TestEncodeArgsRefusesInexactInsideInterface(t *testing.T) {
+	rt := &Runtime{}
+	def := &TaskDef{Name: "iface"}
+	type args struct {
+		Extra any `json:"extra"`
+	}
+	for _, v := range []any{"a\xff", math.NaN(), []any{1, map[string]any{"k": math.Inf(-1)}}, &struct{ S *string }{S: new("\xfe")}} {
+		_, err := encodeCall(rt, "Register", def, args{Extra: v}, "", "")
+		if !errors.Is(err, ErrNotPersisted) || !strings.Contains(err.Error(), `argument "extra"`) || !strings.Contains(err.Error(), "inside an interface type") {
+			t.Errorf("%#v in an interface: %v, want ErrNotPersisted naming the argument", v, err)
+		}
+	}
+	ok := args{Extra: map[string]any{"k": []any{1.5, "s", nil, true}}}
+	got, err := encodeArgs(ok)
+	want, _ := json.Marshal(ok)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Errorf("finite values in an interface: %s, %v; want %s", got, err, want)
+	}
+}
+
+// TestEncodeArgsRefusesInvalidMethodOutput: a MarshalJSON or MarshalText
+// whose output is not valid UTF-8 refuses the call (encoding/json would
+// replace the bytes).
+func TestEncodeArgsRefusesInvalidMethodOutput(t *testing.T) {
+	for _, v := range []any{argsBadJSON{}, argsBadText{}} {
+		if b, err := encodeArgs(v); err == nil {
+			t.Errorf("%T: stored %q, want an error", v, b)
+		}
+	}
+}
+
+type argsBadJSON struct{}
+
+func (argsBadJSON) MarshalJSON() ([]byte, error) { return []byte("\"a\xffb\""), nil }
+
+type argsBadText struct{}
+
+func (argsBadText) MarshalText() ([]byte, error) { return []byte("a\xffb"), nil }

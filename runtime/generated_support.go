@@ -71,13 +71,13 @@ func DecodeJSON(args []byte, v any, keys ...string) error {
 		}
 	}
 	if err := decodeArgs(args, v); err != nil {
-		return Undecodable(err)
+		return Undecodable(fmt.Errorf("%s: %w", argumentAt(err), err))
 	}
 	return nil
 }
 
-// argumentAt names the argument (and where inside it) an encoding error is
-// about, from the JSON pointer the encoder reports: `argument "order" at
+// argumentAt names the argument (and where inside it) an encoding or
+// decoding error is about, from the JSON pointer the encoder reports: `argument "order" at
 // /order/attrs`, or "the arguments" when the pointer is unknown.
 func argumentAt(err error) string {
 	var at jsontext.Pointer

@@ -164,8 +164,8 @@ func TestRenamedNestedFieldIsUndecodable(t *testing.T) {
 				}
 				return task.ErrorMsg != "" || task.State.Terminal()
 			})
-			if !strings.Contains(task.ErrorMsg, "arguments do not decode") || !strings.Contains(task.ErrorMsg, `"qty"`) {
-				t.Errorf("error_msg %q: want the decoding error naming \"qty\"", task.ErrorMsg)
+			if !strings.Contains(task.ErrorMsg, "arguments do not decode") || !strings.Contains(task.ErrorMsg, `argument "m" at /m/qty`) {
+				t.Errorf("error_msg %q: want the decoding error naming m and its member qty", task.ErrorMsg)
 			}
 			if task.State.Terminal() || task.ExecuteTimes != 0 {
 				t.Errorf("undecodable task: state %s, execute_times %d; want it waiting, never run", task.State, task.ExecuteTimes)
