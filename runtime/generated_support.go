@@ -77,8 +77,8 @@ func DecodeJSON(args []byte, v any, keys ...string) error {
 }
 
 // argumentAt names the argument (and where inside it) an encoding or
-// decoding error is about, from the JSON pointer the encoder reports: `argument "order" at
-// /order/attrs`, or "the arguments" when the pointer is unknown.
+// decoding error is about, from its JSON pointer: `argument "order" at
+// /order/attrs`, or "the arguments" when the place is unknown.
 func argumentAt(err error) string {
 	var at jsontext.Pointer
 	var ue *unstorableError

@@ -118,6 +118,7 @@ type Call struct {
 	ShardBy string
 	// UniqueKey, if set, makes the call idempotent on enqueue: a second call
 	// with the same task name and key is not stored again (ErrDuplicate).
+	// Keys compare byte for byte; at most MaxUniqueKeyBytes.
 	UniqueKey string
 	// RunAt, if set, overrides the first attempt's time (and the mode).
 	RunAt time.Time
