@@ -249,7 +249,7 @@ func (rt *Runtime) Submit(ctx context.Context, c Call) (int64, error) {
 	if c.Task == nil {
 		return 0, notPersisted("?", errors.New("Call.Task is nil"))
 	}
-	p, err := rt.prepare(c.Task)
+	p, err := rt.prepareCall(c)
 	if err != nil {
 		return 0, notPersisted(c.Task.Name, err)
 	}
@@ -310,7 +310,7 @@ func (rt *Runtime) SubmitTx(ctx context.Context, tx Execer, c Call) (int64, erro
 	if tx == nil {
 		return 0, notPersisted(c.Task.Name, errors.New("SubmitTx needs a transaction"))
 	}
-	p, err := rt.prepare(c.Task)
+	p, err := rt.prepareCall(c)
 	if err != nil {
 		return 0, notPersisted(c.Task.Name, err)
 	}

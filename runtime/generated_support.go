@@ -3,8 +3,12 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // This file is the support the code argogen generates calls into, so that
@@ -17,9 +21,9 @@ func encodeCall(rt *Runtime, register string, def *TaskDef, args any, shardBy, u
 	if rt == nil {
 		return Call{}, fmt.Errorf("%w: task %s: no runtime is bound: call %s at start-up", ErrNotPersisted, def.Name, register)
 	}
-	b, err := json.Marshal(args)
+	b, err := encodeArgs(args)
 	if err != nil {
-		return Call{}, fmt.Errorf("%w: task %s: encoding the arguments: %w", ErrNotPersisted, def.Name, err)
+		return Call{}, fmt.Errorf("%w: task %s: encoding %s: %w", ErrNotPersisted, def.Name, argumentAt(err), err)
 	}
 	return Call{Task: def, Args: b, ShardBy: shardBy, UniqueKey: uniqueKey}, nil
 }
@@ -46,9 +50,11 @@ func SubmitJSONTx(ctx context.Context, rt *Runtime, tx Execer, register string, 
 }
 
 // DecodeJSON decodes stored arguments into v. The stored keys must be
-// exactly keys: a row written for another signature of the function is
-// refused with Undecodable (it waits, visible, for a deploy that decodes
-// it), never run with zero values.
+// exactly keys, and every member of a stored struct, at any depth, a field
+// of v's type: a row written for another signature of the function (or of
+// a parameter's type: a field renamed since) is refused with Undecodable
+// (it waits, visible, for a deploy that decodes it), never run with zero
+// values. The stored form is encodeArgs's (args_json.go).
 func DecodeJSON(args []byte, v any, keys ...string) error {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(args, &m); err != nil {
@@ -64,8 +70,30 @@ func DecodeJSON(args []byte, v any, keys ...string) error {
 			return Undecodable(fmt.Errorf("argument %q is not a parameter", k))
 		}
 	}
-	if err := json.Unmarshal(args, v); err != nil {
-		return Undecodable(err)
+	if err := decodeArgs(args, v); err != nil {
+		return Undecodable(fmt.Errorf("%s: %w", argumentAt(err), err))
 	}
 	return nil
+}
+
+// argumentAt names the argument (and where inside it) an encoding or
+// decoding error is about, from its JSON pointer: `argument "order" at
+// /order/attrs`, or "the arguments" when the place is unknown.
+func argumentAt(err error) string {
+	var at jsontext.Pointer
+	var ue *unstorableError
+	var se *jsonv2.SemanticError
+	switch {
+	case errors.As(err, &ue):
+		at = ue.at
+	case errors.As(err, &se):
+		at = se.JSONPointer
+	}
+	if at == "" {
+		return "the arguments"
+	}
+	for name := range at.Tokens() {
+		return fmt.Sprintf("argument %q at %s", name, at)
+	}
+	return "the arguments"
 }

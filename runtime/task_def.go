@@ -84,6 +84,29 @@ func (d *TaskDef) Validate() error {
 	return nil
 }
 
+// MaxUniqueKeyBytes is the longest Call.UniqueKey, in bytes, on every
+// database (argo_task.unique_key is VARBINARY(255) on MySQL). Keys are
+// compared byte for byte: "k" and "k " are two keys, and a key need not be
+// UTF-8. Hash a longer natural key (SHA-256 in hex is 64 bytes).
+const MaxUniqueKeyBytes = 255
+
+// validate reports what makes c unstorable on either database, before
+// anything is written.
+func (c Call) validate() error {
+	if n := len(c.UniqueKey); n > MaxUniqueKeyBytes {
+		return fmt.Errorf("unique key of %d bytes is longer than the limit of %d bytes: hash longer keys (SHA-256 in hex is 64 bytes) and pass the hash as the key", n, MaxUniqueKeyBytes)
+	}
+	return nil
+}
+
+// prepareCall is prepare for c's task, after c itself is validated.
+func (rt *Runtime) prepareCall(c Call) (*preparedDef, error) {
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	return rt.prepare(c.Task)
+}
+
 // Call is one invocation to persist.
 type Call struct {
 	// Task is the definition (argogen emits one per directive). Required.
@@ -95,6 +118,7 @@ type Call struct {
 	ShardBy string
 	// UniqueKey, if set, makes the call idempotent on enqueue: a second call
 	// with the same task name and key is not stored again (ErrDuplicate).
+	// Keys compare byte for byte; at most MaxUniqueKeyBytes.
 	UniqueKey string
 	// RunAt, if set, overrides the first attempt's time (and the mode).
 	RunAt time.Time

@@ -429,7 +429,7 @@ func TestMigrateAndVersion(t *testing.T) {
 	for _, b := range testdb.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			dialect := strings.SplitN(b.DSN, ":", 2)[0]
-			if out := mustCtl(t, b.DSN, "migrate"); out != "applied sql/"+dialect+"/000001_argo_task.up.sql\napplied sql/"+dialect+"/000002_attempt_on_task.up.sql\n" {
+			if out := mustCtl(t, b.DSN, "migrate"); out != "applied sql/"+dialect+"/000001_argo_task.up.sql\napplied sql/"+dialect+"/000002_attempt_on_task.up.sql\napplied sql/"+dialect+"/000004_unique_key_bytes.up.sql\n" {
 				t.Fatalf("migrate: %q", out)
 			}
 			if out := mustCtl(t, b.DSN, "migrate"); out != "schema up to date ("+dialect+"): nothing to apply\n" {

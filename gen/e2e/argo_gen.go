@@ -18,14 +18,14 @@ import (
 // functions bind it.
 var argoRuntime atomic.Pointer[runtime.Runtime]
 
-// ArgoRegister registers the durable functions of package e2e (Flaky, Doomed) with rt and binds rt
-// for their wrappers and for the package's other wrappers. Call it once at start-up, before any
-// wrapper.
+// ArgoRegister registers the durable functions of package e2e (Flaky, Doomed, Exact, Once) with rt
+// and binds rt for their wrappers and for the package's other wrappers. Call it once at start-up,
+// before any wrapper.
 func ArgoRegister(rt *runtime.Runtime) error {
 	if rt == nil {
 		return errors.New("e2e.ArgoRegister: nil runtime")
 	}
-	if err := rt.Register(argoTaskFlaky, argoTaskDoomed); err != nil {
+	if err := rt.Register(argoTaskFlaky, argoTaskDoomed, argoTaskExact, argoTaskOnce); err != nil {
 		return err
 	}
 	argoRuntime.Store(rt)
@@ -301,6 +301,112 @@ func (Counter) AddDurable(n int) error {
 // (the outbox pattern).
 func (Counter) AddDurableTx(ctx context.Context, tx runtime.Execer, n int) (int64, error) {
 	return argoSubmitTx(ctx, tx, argoTaskCounterAdd, "ArgoRegisterCounter", &argoArgsCounterAdd{N: n}, "", "")
+}
+
+// argoTaskExact is the task definition of Exact, from its //argo:retry directive.
+var argoTaskExact = &runtime.TaskDef{
+	Name:           "github.com/argo-retry/argo/gen/e2e.Exact",
+	MethodName:     "Exact",
+	Signature:      "func e2e.Exact(ctx context.Context, text string, f64 float64, f32 float32, m e2e.Measure) error",
+	ParameterTypes: "string,float64,float32,e2e.Measure",
+	Mode:           runtime.Immediate,
+	Thread:         runtime.Async,
+	Policy: runtime.RetryPolicy{
+		MaxAttempts: 1,
+		Backoff:     runtime.BackoffExponential,
+		Initial:     time.Second,
+		Multiplier:  2,
+		MaxDelay:    time.Minute,
+		Jitter:      runtime.Jitter{Kind: runtime.JitterRatio, Ratio: 0.1},
+	},
+}
+
+// The build breaks here when a signature no longer matches its directive: run go generate.
+var _ func(context.Context, string, float64, float32, Measure) error = Exact
+
+// argoArgsExact holds the arguments of one call of Exact, stored as JSON in
+// argo_task.task_parameter.
+type argoArgsExact struct {
+	Text string  `json:"text"`
+	F64  float64 `json:"f64"`
+	F32  float32 `json:"f32"`
+	M    Measure `json:"m"`
+}
+
+func init() {
+	argoTaskExact.Run = func(ctx context.Context, args []byte) error {
+		var v argoArgsExact
+		if err := runtime.DecodeJSON(args, &v, "text", "f64", "f32", "m"); err != nil {
+			return err
+		}
+		return Exact(ctx, v.Text, v.F64, v.F32, v.M)
+	}
+}
+
+// ExactDurable is the durable form of Exact: it stores the call as task
+// github.com/argo-retry/argo/gen/e2e.Exact, then runs it on the runtime's worker pool, without
+// retries per its //argo:retry directive. An error wrapping runtime.ErrNotPersisted means the call
+// was not stored and will not run.
+func ExactDurable(ctx context.Context, text string, f64 float64, f32 float32, m Measure) error {
+	return argoSubmit(ctx, argoTaskExact, "ArgoRegister", &argoArgsExact{Text: text, F64: f64, F32: f32, M: m}, "", "")
+}
+
+// ExactDurableTx stores a call of Exact in tx, an *sql.Tx (or *sqlx.Tx) on the runtime's database,
+// and returns its task id: the task runs once tx commits and is gone if tx rolls back (the outbox
+// pattern).
+func ExactDurableTx(ctx context.Context, tx runtime.Execer, text string, f64 float64, f32 float32, m Measure) (int64, error) {
+	return argoSubmitTx(ctx, tx, argoTaskExact, "ArgoRegister", &argoArgsExact{Text: text, F64: f64, F32: f32, M: m}, "", "")
+}
+
+// argoTaskOnce is the task definition of Once, from its //argo:retry directive.
+var argoTaskOnce = &runtime.TaskDef{
+	Name:           "github.com/argo-retry/argo/gen/e2e.Once",
+	MethodName:     "Once",
+	Signature:      "func e2e.Once(ctx context.Context, key string) error",
+	ParameterTypes: "string",
+	Mode:           runtime.Immediate,
+	Thread:         runtime.Async,
+	Policy: runtime.RetryPolicy{
+		MaxAttempts: 1,
+		Backoff:     runtime.BackoffExponential,
+		Initial:     time.Second,
+		Multiplier:  2,
+		MaxDelay:    time.Minute,
+		Jitter:      runtime.Jitter{Kind: runtime.JitterRatio, Ratio: 0.1},
+	},
+}
+
+// The build breaks here when a signature no longer matches its directive: run go generate.
+var _ func(context.Context, string) error = Once
+
+// argoArgsOnce holds the arguments of one call of Once, stored as JSON in argo_task.task_parameter.
+type argoArgsOnce struct {
+	Key string `json:"key"`
+}
+
+func init() {
+	argoTaskOnce.Run = func(ctx context.Context, args []byte) error {
+		var v argoArgsOnce
+		if err := runtime.DecodeJSON(args, &v, "key"); err != nil {
+			return err
+		}
+		return Once(ctx, v.Key)
+	}
+}
+
+// OnceDurable is the durable form of Once: it stores the call as task
+// github.com/argo-retry/argo/gen/e2e.Once, then runs it on the runtime's worker pool, without
+// retries per its //argo:retry directive. An error wrapping runtime.ErrNotPersisted means the call
+// was not stored and will not run.
+func OnceDurable(ctx context.Context, key string) error {
+	return argoSubmit(ctx, argoTaskOnce, "ArgoRegister", &argoArgsOnce{Key: key}, "", argoKey(key))
+}
+
+// OnceDurableTx stores a call of Once in tx, an *sql.Tx (or *sqlx.Tx) on the runtime's database,
+// and returns its task id: the task runs once tx commits and is gone if tx rolls back (the outbox
+// pattern).
+func OnceDurableTx(ctx context.Context, tx runtime.Execer, key string) (int64, error) {
+	return argoSubmitTx(ctx, tx, argoTaskOnce, "ArgoRegister", &argoArgsOnce{Key: key}, "", argoKey(key))
 }
 
 // argoSubmit stores a call and runs it per its task definition.

@@ -19,7 +19,7 @@ func TestE2E(t *testing.T) {
 	ctx := context.Background()
 	// Start from scratch when run again in the same process (-count).
 	argoRuntime.Store(nil)
-	seen = &journal{flaky: map[string]int{}}
+	seen = newJournal()
 
 	t.Run("unbound", func(t *testing.T) {
 		err := FlakyDurable(ctx, "nobody")

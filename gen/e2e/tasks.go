@@ -31,6 +31,16 @@ type journal struct {
 	alerts    []runtime.AlertEvent
 	saved     []string
 	added     int
+	exact     []exactCall
+	once      map[string]int // runs of Once per key
+}
+
+// exactCall is what one run of Exact received.
+type exactCall struct {
+	text    string
+	f64     float64
+	f32     float32
+	measure Measure
 }
 
 type fallbackCall struct {
@@ -39,7 +49,9 @@ type fallbackCall struct {
 	cause error
 }
 
-var seen = &journal{flaky: map[string]int{}}
+var seen = newJournal()
+
+func newJournal() *journal { return &journal{flaky: map[string]int{}, once: map[string]int{}} }
 
 func (j *journal) do(f func(j *journal)) {
 	j.mu.Lock()
@@ -105,5 +117,31 @@ type Counter struct {
 //argo:retry mode=schedule first-delay=50ms
 func (c Counter) Add(n int) error {
 	seen.do(func(j *journal) { j.added += n * c.Step })
+	return nil
+}
+
+// Measure is a structured argument with the shapes encoding/json alters or
+// refuses: strings and floats at depth, in slices, maps and pointers.
+type Measure struct {
+	Label  string             `json:"label"`
+	Values []float64          `json:"values"`
+	Ratios map[string]float32 `json:"ratios"`
+	Peak   *float64           `json:"peak"`
+	Notes  []*string          `json:"notes"`
+}
+
+// Exact records the arguments it receives, to show they arrive exactly.
+//
+//argo:retry retries=0
+func Exact(ctx context.Context, text string, f64 float64, f32 float32, m Measure) error {
+	seen.do(func(j *journal) { j.exact = append(j.exact, exactCall{text: text, f64: f64, f32: f32, measure: m}) })
+	return nil
+}
+
+// Once records the key of each run; a key is stored once.
+//
+//argo:retry retries=0 unique-by=key
+func Once(ctx context.Context, key string) error {
+	seen.do(func(j *journal) { j.once[key]++ })
 	return nil
 }
