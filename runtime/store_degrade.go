@@ -23,8 +23,10 @@ import (
 // its data even with its error texts replaced. Retrying it cannot succeed.
 var errDataRefused = errors.New("argo: the database refused this write for its data, even with its error texts replaced (see the ERROR log)")
 
-// refusedTextNote bounds the database error quoted in a replaced text.
-const refusedTextNote = 200
+// refusedTextNote bounds the database error quoted in a replaced text, so
+// that the whole replacement stays within 255 bytes (a VARCHAR(255) or
+// TINYTEXT column takes it).
+const refusedTextNote = 180
 
 func (s *store) logger() *slog.Logger {
 	if s.log != nil {
