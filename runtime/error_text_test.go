@@ -128,8 +128,8 @@ func TestSanitizeErrorText(t *testing.T) {
 			t.Fatal(err)
 		}
 		for in, want := range map[string]string{
-			"a\xffb":                                  "not valid UTF-8 (byte 0xff at offset 1)",
-			"a\x00b":                                  "NUL byte at offset 1",
+			"a\xffb":                                 "not valid UTF-8 (byte 0xff at offset 1)",
+			"a\x00b":                                 "NUL byte at offset 1",
 			strings.Repeat("r", MaxErrorTextBytes+1): "the limit is 16384",
 		} {
 			if err := checkOperatorText("discard reason", in); err == nil || !strings.Contains(err.Error(), want) {
