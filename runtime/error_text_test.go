@@ -534,3 +534,40 @@ func TestDataErrorDegradesInRuntime(t *testing.T) {
 		t.Fatalf("no ERROR log naming task %d:\n%s", id, logs.String())
 	}
 }
+
+// TestDataRefusedNotRetriedForever: an outcome the database refuses even
+// with its texts replaced (an error column of 10 bytes) is given up at once:
+// logged at ERROR, not retried, and its lease no longer renewed, so that it
+// expires (and the task is left to the rescue) instead of being held for as
+// long as the process lives.
+func TestDataRefusedNotRetriedForever(t *testing.T) {
+	dsn := testdb.MySQLDSN(t)
+	s := openTestStore(t, dsn)
+	requireStrictMySQL(t, s)
+	shrinkErrorColumns(t, s, "VARCHAR(10)")
+	var logs logBuffer
+	cfg := testConfig(dsn)
+	cfg.Logger = logs.logger()
+	rt := startRuntime(t, cfg)
+	def := &TaskDef{Name: "refused", Policy: fastPolicy(2),
+		Run: func(ctx context.Context, args []byte) error { return errors.New("an error longer than ten bytes") }}
+	if err := rt.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	id, err := rt.Submit(context.Background(), Call{Task: def, Args: []byte(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const given = "outcome refused by the database even with its error texts replaced"
+	waitFor(t, 10*time.Second, "the ERROR log of the refused outcome", func() bool { return strings.Contains(logs.String(), given) })
+	waitFor(t, 10*time.Second, "the lease of the refused outcome to expire (no endless retry renewing it)", func() bool {
+		var until Millis
+		if err := s.db.Get(&until, "SELECT lease_until FROM argo_task WHERE id = ?", id); err != nil {
+			t.Fatal(err)
+		}
+		return until < toMillis(time.Now())
+	})
+	if n := strings.Count(logs.String(), given); n != 1 {
+		t.Fatalf("the refused outcome was written %d times, want once:\n%s", n, logs.String())
+	}
+}
