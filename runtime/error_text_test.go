@@ -467,8 +467,20 @@ func TestDataErrorDegrades(t *testing.T) {
 			if err != nil || errs[0] != nil || errs[1] != nil {
 				t.Fatalf("finishBatch: %v %v", errs, err)
 			}
-			for _, id := range []int64{a.ID, b.ID} {
+			// A lease rescue likewise.
+			r := sampleTask("poison", StatePending, 1, 0)
+			mustInsert(t, s, r)
+			rc := claimIDs(t, s, r.ID)[r.ID]
+			rf := fail(rc, &long)
+			rf.history.Outcome = OutcomeLeaseExpired
+			if err := s.rescue(ctx, rf, rc.LeaseUntil, 200); err != nil {
+				t.Fatalf("rescue: %v", err)
+			}
+			for _, id := range []int64{a.ID, b.ID, r.ID} {
 				checkTaskTexts(t, s, "degraded", id, StateRetrying, "argo: error text refused by the database (Error 1406")
+			}
+			if !strings.Contains(logs.String(), "level=ERROR msg=\"argo: the database refused a lease rescue for its data") {
+				t.Fatalf("no ERROR log of the refused rescue:\n%s", logs.String())
 			}
 			checkTaskTexts(t, s, "batch neighbour", c.ID, StateRetrying, short)
 			if n := strings.Count(logs.String(), "level=ERROR msg=\"argo: the database refused a finish for its data"); n != 2 {
