@@ -551,35 +551,78 @@ func TestDataErrorDegradesInRuntime(t *testing.T) {
 // with its texts replaced (an error column of 10 bytes) is given up at once:
 // logged at ERROR, not retried, and its lease no longer renewed, so that it
 // expires (and the task is left to the rescue) instead of being held for as
-// long as the process lives.
+// long as the process lives. Also when the refusal comes on a rewrite after
+// an outage (the history table out of the way during the first write).
 func TestDataRefusedNotRetriedForever(t *testing.T) {
-	dsn := testdb.MySQLDSN(t)
-	s := openTestStore(t, dsn)
-	requireStrictMySQL(t, s)
-	shrinkErrorColumns(t, s, "VARCHAR(10)")
-	var logs logBuffer
-	cfg := testConfig(dsn)
-	cfg.Logger = logs.logger()
-	rt := startRuntime(t, cfg)
-	def := &TaskDef{Name: "refused", Policy: fastPolicy(2),
-		Run: func(ctx context.Context, args []byte) error { return errors.New("an error longer than ten bytes") }}
-	if err := rt.Register(def); err != nil {
-		t.Fatal(err)
-	}
-	id, err := rt.Submit(context.Background(), Call{Task: def, Args: []byte(`{}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	const given = "outcome refused by the database even with its error texts replaced"
-	waitFor(t, 10*time.Second, "the ERROR log of the refused outcome", func() bool { return strings.Contains(logs.String(), given) })
-	waitFor(t, 10*time.Second, "the lease of the refused outcome to expire (no endless retry renewing it)", func() bool {
-		var until Millis
-		if err := s.db.Get(&until, "SELECT lease_until FROM argo_task WHERE id = ?", id); err != nil {
-			t.Fatal(err)
-		}
-		return until < toMillis(time.Now())
-	})
-	if n := strings.Count(logs.String(), given); n != 1 {
-		t.Fatalf("the refused outcome was written %d times, want once:\n%s", n, logs.String())
+	for _, afterOutage := range []bool{false, true} {
+		t.Run(fmt.Sprintf("afterOutage=%v", afterOutage), func(t *testing.T) {
+			dsn := testdb.MySQLDSN(t)
+			s := openTestStore(t, dsn)
+			requireStrictMySQL(t, s)
+			shrinkErrorColumns(t, s, "VARCHAR(10)")
+			var logs logBuffer
+			cfg := testConfig(dsn)
+			cfg.Logger = logs.logger()
+			attemptDone := make(chan struct{}, 1)
+			cfg.Observer = attemptObserver{done: attemptDone}
+			rt := startRuntime(t, cfg)
+			def := &TaskDef{Name: "givenup", Policy: fastPolicy(2),
+				Run: func(ctx context.Context, args []byte) error { return errors.New("an error longer than ten bytes") }}
+			if err := rt.Register(def); err != nil {
+				t.Fatal(err)
+			}
+			if afterOutage {
+				if _, err := s.db.Exec("RENAME TABLE argo_task_attempt TO argo_task_attempt_away"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			id, err := rt.Submit(context.Background(), Call{Task: def, Args: []byte(`{}`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if afterOutage {
+				// AttemptDone comes once record returned: its first write
+				// (on the renamed table) failed, and the rewrite is left to
+				// record's background loop.
+				select {
+				case <-attemptDone:
+				case <-time.After(10 * time.Second):
+					t.Fatal("timed out after 10s waiting for the attempt to end")
+				}
+				if strings.Contains(logs.String(), "for its data") {
+					t.Fatalf("the first write was refused for its data, not failed:\n%s", logs.String())
+				}
+				if _, err := s.db.Exec("RENAME TABLE argo_task_attempt_away TO argo_task_attempt"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			const given = "outcome refused by the database even with its error texts replaced"
+			waitFor(t, 10*time.Second, "the ERROR log of the refused outcome", func() bool { return strings.Contains(logs.String(), given) })
+			waitFor(t, 10*time.Second, "the lease of the refused outcome to expire (no endless retry renewing it)", func() bool {
+				var until Millis
+				if err := s.db.Get(&until, "SELECT lease_until FROM argo_task WHERE id = ?", id); err != nil {
+					t.Fatal(err)
+				}
+				return until < toMillis(time.Now())
+			})
+			if n := strings.Count(logs.String(), given); n != 1 {
+				t.Fatalf("the refused outcome was written %d times, want once:\n%s", n, logs.String())
+			}
+		})
 	}
 }
+
+// attemptObserver signals each ended attempt on done (without blocking).
+type attemptObserver struct{ done chan struct{} }
+
+func (o attemptObserver) AttemptDone(task, kind, outcome string, duration, lag time.Duration) {
+	select {
+	case o.done <- struct{}{}:
+	default:
+	}
+}
+func (attemptObserver) Submitted(string)       {}
+func (attemptObserver) Finished(string, State) {}
+func (attemptObserver) AlertFired(string)      {}
+func (attemptObserver) LeaseRescued(string)    {}
+func (attemptObserver) ClaimError(error)       {}
