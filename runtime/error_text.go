@@ -95,7 +95,9 @@ func escapeText(s string, limit int) (string, int) {
 			break
 		}
 		if bad {
-			fmt.Fprintf(&b, `\x%02x`, s[i])
+			b.WriteString(`\x`)
+			b.WriteByte(hexDigits[s[i]>>4])
+			b.WriteByte(hexDigits[s[i]&0xf])
 		} else {
 			b.WriteString(s[i : i+size])
 		}
@@ -103,6 +105,8 @@ func escapeText(s string, limit int) (string, int) {
 	}
 	return b.String(), i
 }
+
+const hexDigits = "0123456789abcdef"
 
 // escapedLen is the length of s once escaped (without any cut).
 func escapedLen(s string) int {
