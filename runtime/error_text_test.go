@@ -180,7 +180,7 @@ func TestErrorTextsStoredByTheStore(t *testing.T) {
 				for _, p := range poisonTexts {
 					// A new task carrying texts (the insert binds them too).
 					in := sampleTask("poison", StatePending, 1, 0)
-					in.ErrorMsg, in.FallbackErrorMsg = p.text, p.text
+					in.ErrorMsg, in.FallbackErrorMsg, in.DiscardReason = p.text, p.text, p.text
 					mustInsert(t, s, in)
 					got, err := s.get(ctx, in.ID)
 					if err != nil {
@@ -188,6 +188,7 @@ func TestErrorTextsStoredByTheStore(t *testing.T) {
 					}
 					checkStoredText(t, p.name+" insert error_msg", got.ErrorMsg, p.storedHead)
 					checkStoredText(t, p.name+" insert fallback_error_msg", got.FallbackErrorMsg, p.storedHead)
+					checkStoredText(t, p.name+" insert discard_reason", got.DiscardReason, p.storedHead)
 
 					// finish (a lone failure: task row + history), then a
 					// batch of a fallback failure and a plain failure.
