@@ -88,6 +88,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		}
 	}
 	st := newStore(db, dialect)
+	st.log = cfg.Logger
 	if err := st.checkSchema(ctx); err != nil {
 		st.close()
 		return closeOnErr(err)

@@ -319,7 +319,7 @@ func (rt *Runtime) record(f finishing) bool {
 		rt.health.ok(rt)
 		return true
 	}
-	if errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrTransitionInvalid) {
+	if errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrTransitionInvalid) || errors.Is(err, errDataRefused) { // errDataRefused: logged at ERROR by the store
 		rt.log.Warn("argo: outcome not recorded: the lease was lost (the task was rescued or changed meanwhile)", "task_id", f.id, "attempt", f.attempt, "to", f.to)
 		return false
 	}
@@ -350,7 +350,7 @@ func (rt *Runtime) record(f finishing) bool {
 				rt.health.ok(rt)
 				return
 			}
-			if errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrTransitionInvalid) {
+			if errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrTransitionInvalid) || errors.Is(err, errDataRefused) {
 				rt.log.Warn("argo: outcome not recorded: the lease was lost meanwhile", "task_id", f.id, "attempt", f.attempt)
 				return
 			}

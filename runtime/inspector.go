@@ -337,6 +337,9 @@ func (in *Inspector) DiscardWhere(ctx context.Context, f Filter, reason string, 
 	if strings.TrimSpace(reason) == "" {
 		return 0, errors.New("argo: discard needs a reason (it is recorded in discard_reason)")
 	}
+	if err := checkOperatorText("discard reason", reason); err != nil {
+		return 0, err
+	}
 	return in.changeWhere(ctx, restrict(f, discardFrom), dryRun, func(ctx context.Context, id int64) error {
 		return in.Discard(ctx, id, reason)
 	})

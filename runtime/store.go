@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -43,6 +44,9 @@ type store struct {
 	onetrip     *sql.DB
 	onetripOnce sync.Once
 	noOnetrip   bool // tests: take the transaction path
+	// log receives the ERROR of a write refused for its data (store_degrade.go);
+	// slog.Default() when nil.
+	log *slog.Logger
 }
 
 // sqliteWriteLocks maps each *sql.DB opened by OpenDB on a SQLite file to
@@ -177,6 +181,30 @@ func (s *store) tryWrite(ctx context.Context, opts *sql.TxOptions, fn func(tx *s
 func isRetryableLockError(err error) bool {
 	var me *mysql.MySQLError
 	return errors.As(err, &me) && (me.Number == 1213 || me.Number == 1205)
+}
+
+// isDataError reports a statement refused for the data it carries, not for
+// the state of the database: retrying it as is fails the same way. MySQL and
+// MariaDB (strict mode): 1406 data too long, 1366 incorrect string value
+// (invalid UTF-8, or a character the column's charset lacks), 1300 invalid
+// character string, 1292 and 1265 value truncated, 1264 and 1690 out of range,
+// 1048 NULL in a NOT NULL column, 1364 no default value, 3140 invalid JSON,
+// 3819 (MySQL) and 4025 (MariaDB) CHECK constraint violated. SQLite: a NOT
+// NULL or CHECK constraint, or a text over its size limit.
+func isDataError(err error) bool {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		switch me.Number {
+		case 1406, 1366, 1300, 1292, 1265, 1264, 1690, 1048, 1364, 3140, 3819, 4025:
+			return true
+		}
+		return false
+	}
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "NOT NULL constraint failed") || strings.Contains(msg, "CHECK constraint failed") || strings.Contains(msg, "string or blob too big")
 }
 
 // exec runs one write statement in autocommit. (On SQLite a single write

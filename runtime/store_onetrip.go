@@ -65,10 +65,11 @@ func openOnetrip(db *sql.DB) *sql.DB {
 	return multi
 }
 
-// finish applies f if the lease still holds, and records its attempt row in
+// finishAsIs applies f if the lease still holds, and records its attempt row in
 // the same transaction (one round trip on MySQL with the onetrip pool). It
 // returns ErrLeaseLost if the lease was taken over, and then writes nothing.
-func (s *store) finish(ctx context.Context, f finishing, now Millis) error {
+// (finish adds the degrade of a write refused for its data.)
+func (s *store) finishAsIs(ctx context.Context, f finishing, now Millis) error {
 	if err := CheckTransition(f.id, f.from, f.to); err != nil {
 		return err
 	}
@@ -80,7 +81,7 @@ func (s *store) finish(ctx context.Context, f finishing, now Millis) error {
 		}
 		return err
 	}
-	errs, err := s.finishBatch(ctx, []finishing{f}, now)
+	errs, err := s.finishBatchAsIs(ctx, []finishing{f}, now)
 	if err != nil {
 		return err
 	}
@@ -112,7 +113,7 @@ func (s *store) finishBatchOnetrip(ctx context.Context, fs []finishing, now Mill
 			// share-locked until the UPDATE below).
 			b.WriteString("; INSERT INTO argo_task_attempt (task_pk, attempt, kind, worker, started_at, finished_at, outcome, error_msg, backoff_ms) " +
 				"SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? FROM argo_task WHERE id = ? AND shard_key = ? AND task_status = ? AND lease_owner = ? AND execute_times = ?")
-			args = append(args, a.TaskPK, a.Attempt, a.Kind, a.Worker, a.StartedAt, a.FinishedAt, a.Outcome, a.Error, a.BackoffMs, f.id, f.shard, f.from, f.owner, f.attempt)
+			args = append(args, a.TaskPK, a.Attempt, a.Kind, a.Worker, a.StartedAt, a.FinishedAt, a.Outcome, sanitizeErrorText(a.Error), a.BackoffMs, f.id, f.shard, f.from, f.owner, f.attempt)
 			n++
 		}
 		q, qargs := s.finishUpdate(f, now)

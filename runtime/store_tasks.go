@@ -25,7 +25,7 @@ var ErrNotFound = errors.New("argo: no such task")
 const insertTaskSQL = `INSERT INTO argo_task (task_id, task_status, execute_times, max_attempts, execute_time, parameter_types, method_name, method_sign_name, execute_interval_sec, delay_time, task_parameter, performance_way, thread_way, error_msg, alert_expression, alert_action_bean_name, fallback_class_name, fallback_error_msg, shard_key, retry_policy, lease_owner, lease_until, unique_key, discard_reason, gmt_create, gmt_modified) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 func insertArgs(t *Task) []any {
-	return []any{t.Name, t.State, t.ExecuteTimes, t.MaxAttempts, t.ExecuteTime, t.ParameterTypes, t.MethodName, t.MethodSignName, t.ExecuteIntervalSec, t.DelayTime, t.Parameter, t.PerformanceWay, t.ThreadWay, t.ErrorMsg, t.AlertExpression, t.AlertActionBeanName, t.FallbackClassName, t.FallbackErrorMsg, t.ShardKey, t.RetryPolicyJSON, t.LeaseOwner, t.LeaseUntil, t.UniqueKey, t.DiscardReason, t.GmtCreate, t.GmtModified}
+	return []any{t.Name, t.State, t.ExecuteTimes, t.MaxAttempts, t.ExecuteTime, t.ParameterTypes, t.MethodName, t.MethodSignName, t.ExecuteIntervalSec, t.DelayTime, t.Parameter, t.PerformanceWay, t.ThreadWay, sanitizeErrorText(t.ErrorMsg), t.AlertExpression, t.AlertActionBeanName, t.FallbackClassName, sanitizeErrorText(t.FallbackErrorMsg), t.ShardKey, t.RetryPolicyJSON, t.LeaseOwner, t.LeaseUntil, t.UniqueKey, sanitizeErrorText(t.DiscardReason), t.GmtCreate, t.GmtModified}
 }
 
 // insert writes t through ex (the store's own handle when ex is nil) and
@@ -190,13 +190,13 @@ type finishing struct {
 	holdUntil Millis
 }
 
-// finishBatch applies several fenced finishes in one transaction (one
+// finishBatchAsIs applies several fenced finishes in one transaction (one
 // commit, so one log flush, for all of them), with their attempt rows in one
 // multi-row INSERT (on MySQL with the onetrip pool, all in one round trip:
 // finishBatchOnetrip). errs[i] is f[i]'s own outcome (ErrLeaseLost, a
 // TransitionError, or nil); err is a failure of the whole transaction, in
 // which case nothing was written.
-func (s *store) finishBatch(ctx context.Context, fs []finishing, now Millis) (errs []error, err error) {
+func (s *store) finishBatchAsIs(ctx context.Context, fs []finishing, now Millis) (errs []error, err error) {
 	if s.onetripDB() != nil {
 		return s.finishBatchOnetrip(ctx, fs, now)
 	}
@@ -264,11 +264,11 @@ func (s *store) finishUpdate(f finishing, now Millis) (string, []any) {
 	}
 	if f.errMsg != nil {
 		set += ", error_msg = ?"
-		args = append(args, *f.errMsg)
+		args = append(args, sanitizeErrorText(*f.errMsg))
 	}
 	if f.fallbackErr != nil {
 		set += ", fallback_error_msg = ?"
-		args = append(args, *f.fallbackErr)
+		args = append(args, sanitizeErrorText(*f.fallbackErr))
 	}
 	if f.undoAttempt {
 		set += ", execute_times = execute_times - 1"
@@ -286,7 +286,7 @@ func insertAttempts(ctx context.Context, ex Execer, as []*Attempt) error {
 		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?), ", len(as)), ", ")
 	args := make([]any, 0, 9*len(as))
 	for _, a := range as {
-		args = append(args, a.TaskPK, a.Attempt, a.Kind, a.Worker, a.StartedAt, a.FinishedAt, a.Outcome, a.Error, a.BackoffMs)
+		args = append(args, a.TaskPK, a.Attempt, a.Kind, a.Worker, a.StartedAt, a.FinishedAt, a.Outcome, sanitizeErrorText(a.Error), a.BackoffMs)
 	}
 	_, err := ex.ExecContext(ctx, q, args...)
 	return err
@@ -294,7 +294,7 @@ func insertAttempts(ctx context.Context, ex Execer, as []*Attempt) error {
 
 func insertAttempt(ctx context.Context, ex Execer, a *Attempt) error {
 	_, err := ex.ExecContext(ctx, "INSERT INTO argo_task_attempt (task_pk, attempt, kind, worker, started_at, finished_at, outcome, error_msg, backoff_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		a.TaskPK, a.Attempt, a.Kind, a.Worker, a.StartedAt, a.FinishedAt, a.Outcome, a.Error, a.BackoffMs)
+		a.TaskPK, a.Attempt, a.Kind, a.Worker, a.StartedAt, a.FinishedAt, a.Outcome, sanitizeErrorText(a.Error), a.BackoffMs)
 	return err
 }
 
@@ -333,7 +333,7 @@ func (s *store) flagOrphans(ctx context.Context, known []string, live []string, 
 	for _, r := range rows {
 		msg := fmt.Sprintf("%s%q on any live instance (%s): deploy code that registers it (for generated code, call its ArgoRegister function), or discard the task with argoctl; it keeps its attempts and runs once a handler exists",
 			orphanMsgPrefix, r.Name, strings.Join(live, ", "))
-		c, err := s.exec(ctx, "UPDATE argo_task SET error_msg = ? WHERE id = ? AND task_status IN (0, 2, 4) AND task_id = ?", msg, r.ID, r.Name)
+		c, err := s.exec(ctx, "UPDATE argo_task SET error_msg = ? WHERE id = ? AND task_status IN (0, 2, 4) AND task_id = ?", sanitizeErrorText(msg), r.ID, r.Name)
 		if err != nil {
 			return n, err
 		}
@@ -373,16 +373,17 @@ func (s *store) expiredLeases(ctx context.Context, now Millis, limit int) ([]*Ta
 	return tasks, err
 }
 
-// rescue applies f to an expired lease only if the row still holds exactly
+// rescueAsIs applies f to an expired lease only if the row still holds exactly
 // that lease (same owner, attempt and lease_until): a worker that renewed
 // or finished meanwhile wins, and the rescue is skipped (ErrLeaseLost).
-func (s *store) rescue(ctx context.Context, f finishing, leaseUntil, now Millis) error {
+// (rescue adds the degrade of a write refused for its data.)
+func (s *store) rescueAsIs(ctx context.Context, f finishing, leaseUntil, now Millis) error {
 	if err := CheckTransition(f.id, f.from, f.to); err != nil {
 		return err
 	}
 	return s.write(ctx, func(tx *sqlx.Tx) error {
 		res, err := tx.ExecContext(ctx, "UPDATE argo_task SET task_status = ?, execute_time = ?, error_msg = ?, lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND shard_key = ? AND task_status = ? AND lease_owner = ? AND execute_times = ? AND lease_until = ?",
-			f.to, f.due, *f.errMsg, now, f.id, f.shard, f.from, f.owner, f.attempt, leaseUntil)
+			f.to, f.due, sanitizeErrorText(*f.errMsg), now, f.id, f.shard, f.from, f.owner, f.attempt, leaseUntil)
 		if err != nil {
 			return err
 		}
@@ -446,6 +447,9 @@ func (s *store) requeue(ctx context.Context, id int64, now Millis) error {
 func (s *store) discard(ctx context.Context, id int64, reason string, now Millis) error {
 	if strings.TrimSpace(reason) == "" {
 		return errors.New("argo: discard needs a reason (it is recorded in discard_reason)")
+	}
+	if err := checkOperatorText("discard reason", reason); err != nil {
+		return err
 	}
 	n, err := s.exec(ctx, "UPDATE argo_task SET task_status = 8, discard_reason = ?, lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND task_status IN (0, 2, 4, 7)", reason, now, id)
 	return s.stateChanged(ctx, id, StateDiscarded, n, err)
