@@ -1,0 +1,331 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/argo-retry/argo/internal/testdb"
+	"github.com/go-sql-driver/mysql"
+)
+
+// gbkInjection ends a string literal when interpolated into a GBK
+// connection: the driver escapes the quote as 0xbf 0x5c 0x27, which the
+// server reads as one GBK character and a closing quote.
+const gbkInjection = "\xbf\x27; CREATE TABLE argo_pwned (x INT); -- "
+
+// lockedBuffer is a log sink safe for concurrent writers.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// withDSNParam appends a parameter to a mysql: DSN.
+func withDSNParam(dsn, param string) string {
+	if strings.Contains(dsn[strings.LastIndex(dsn, "/"):], "?") {
+		return dsn + "&" + param
+	}
+	return dsn + "?" + param
+}
+
+// pwned reports whether the injected CREATE TABLE ran in db's database.
+func pwned(t *testing.T, db *sql.DB) bool {
+	t.Helper()
+	var n int
+	if err := db.QueryRow("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'argo_pwned'").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n > 0
+}
+
+// A runtime on a GBK connection never lets an argument run as SQL: not an
+// attempt's error text (every finish path: failure with history, retry,
+// success), not the arguments, not the unique key. The server may refuse
+// such bytes as data (1366, invalid GBK), which is loud and harmless; it
+// must never see them as SQL (no table, no syntax error 1064).
+func TestGBKCharsetRunsNoArgumentAsSQL(t *testing.T) {
+	dsn := testdb.MySQLDSN(t)
+	admin, _, err := OpenDB(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	var hasGBK int
+	if err := admin.QueryRow("SELECT COUNT(*) FROM information_schema.character_sets WHERE character_set_name = 'gbk'").Scan(&hasGBK); err != nil || hasGBK != 1 {
+		t.Fatalf("the server has no gbk charset (%d, %v): this test needs it", hasGBK, err)
+	}
+
+	logs := &lockedBuffer{}
+	cfg := testConfig(withDSNParam(dsn, "charset=gbk"))
+	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	rt := startRuntime(t, cfg)
+	if rt.store.onetripDB() != nil {
+		t.Fatal("a multi-statement pool was opened on a gbk connection")
+	}
+	if h := mysqlHandleOf(rt.store.db.DB); h == nil || h.cfg.InterpolateParams {
+		t.Fatal("arguments are interpolated client-side on a gbk connection")
+	}
+	if !strings.Contains(logs.String(), "server-side prepared statements") {
+		t.Errorf("no INFO log saying why arguments are not interpolated; log:\n%s", logs.String())
+	}
+	// refusedAsData reports whether err is the server refusing bytes as
+	// data, and fails the test if it parsed them as SQL.
+	refusedAsData := func(what string, err error) bool {
+		t.Helper()
+		if err == nil {
+			return false
+		}
+		if strings.Contains(err.Error(), "1064") {
+			t.Fatalf("%s: the server parsed an argument as SQL: %v", what, err)
+		}
+		if !strings.Contains(err.Error(), "1366") {
+			t.Fatalf("%s: %v, want nil or a 1366 refusal", what, err)
+		}
+		t.Logf("%s refused as data: %v", what, err)
+		return true
+	}
+
+	// An attempt's error text reaches the database in its outcome write:
+	// a lone failure (task row and history row) and a batch of finishes,
+	// the writes that take argo's multi-statement pool where it has one.
+	// They are driven here directly on a row leased as a claim leaves it,
+	// so that each write's own error is seen (nil, or the server refusing
+	// the bytes as data), whatever the runtime then does with it.
+	t.Run("error text", func(t *testing.T) {
+		def := &TaskDef{Name: "gbk.errtext", Mode: Scheduled, Delay: time.Hour}
+		var ids []int64
+		for range 3 {
+			id, err := rt.Submit(context.Background(), Call{Task: def, Args: []byte(`{}`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, id)
+		}
+		text := "peer said " + gbkInjection
+		failure := func(id int64) finishing {
+			t.Helper()
+			if _, err := admin.Exec("UPDATE argo_task SET task_status = ?, execute_times = 1, lease_owner = 'gbk-test', lease_until = ? WHERE id = ?",
+				StateRunning, toMillis(time.Now().Add(time.Hour)), id); err != nil {
+				t.Fatal(err)
+			}
+			task, err := rt.Inspector().Get(context.Background(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			now := toMillis(time.Now())
+			return finishing{
+				fence: fence{id: id, shard: task.ShardKey, owner: "gbk-test", attempt: 1, from: StateRunning},
+				to:    StateRetrying, due: now, errMsg: &text,
+				history: &Attempt{TaskPK: id, Attempt: 1, Kind: "attempt", Worker: "gbk-test", StartedAt: now, FinishedAt: now, Outcome: OutcomeFailed, Error: text},
+			}
+		}
+		err := rt.store.finish(context.Background(), failure(ids[0]), toMillis(time.Now()))
+		if pwned(t, admin) {
+			t.Fatal("an error text ran as SQL (lone failure): table argo_pwned exists")
+		}
+		refusedAsData("lone failure", err)
+		errs, err := rt.store.finishBatch(context.Background(), []finishing{failure(ids[1]), failure(ids[2])}, toMillis(time.Now()))
+		if pwned(t, admin) {
+			t.Fatal("an error text ran as SQL (batch): table argo_pwned exists")
+		}
+		if !refusedAsData("batch", err) {
+			for i, e := range errs {
+				if e != nil {
+					t.Fatalf("batch finish %d: %v", i, e)
+				}
+			}
+		}
+	})
+
+	t.Run("arguments", func(t *testing.T) {
+		args := []byte(`{"s":"` + gbkInjection + `"}`)
+		runs := make(chan []byte, 4)
+		var n atomic.Int32
+		def := &TaskDef{Name: "gbk.args", Policy: fastPolicy(5), Run: func(ctx context.Context, a []byte) error {
+			runs <- a
+			if n.Add(1) == 1 {
+				return errors.New("peer down")
+			}
+			return nil
+		}}
+		if err := rt.Register(def); err != nil {
+			t.Fatal(err)
+		}
+		id, err := rt.Submit(context.Background(), Call{Task: def, Args: args})
+		if pwned(t, admin) {
+			t.Fatal("arguments ran as SQL: table argo_pwned exists")
+		}
+		if refusedAsData("submit", err) {
+			return
+		}
+		waitState(t, rt, id, StateSucceeded, 10*time.Second)
+		if got := <-runs; !bytes.Equal(got, args) {
+			t.Fatalf("arguments arrived as %q, want %q", got, args)
+		}
+		if pwned(t, admin) {
+			t.Fatal("arguments ran as SQL: table argo_pwned exists")
+		}
+	})
+
+	t.Run("unique key", func(t *testing.T) {
+		var n atomic.Int32
+		def := &TaskDef{Name: "gbk.unique", Policy: fastPolicy(5), Run: func(ctx context.Context, a []byte) error {
+			if n.Add(1) == 1 {
+				return errors.New("peer down")
+			}
+			return nil
+		}}
+		if err := rt.Register(def); err != nil {
+			t.Fatal(err)
+		}
+		key := "order-" + gbkInjection
+		id, err := rt.Submit(context.Background(), Call{Task: def, Args: []byte(`{}`), UniqueKey: key})
+		if pwned(t, admin) {
+			t.Fatal("a unique key ran as SQL: table argo_pwned exists")
+		}
+		if refusedAsData("submit", err) {
+			return
+		}
+		task := waitState(t, rt, id, StateSucceeded, 10*time.Second)
+		if task.UniqueKey.String != key {
+			t.Fatalf("unique key stored as %q, want %q", task.UniqueKey.String, key)
+		}
+		if pwned(t, admin) {
+			t.Fatal("a unique key ran as SQL: table argo_pwned exists")
+		}
+	})
+
+	// A control: plain text on the same gbk connection goes through every
+	// write path (insert, failure with history, retry, success).
+	t.Run("plain text works", func(t *testing.T) {
+		var n atomic.Int32
+		def := &TaskDef{Name: "gbk.plain", Policy: fastPolicy(5), Run: func(ctx context.Context, a []byte) error {
+			if n.Add(1) == 1 {
+				return errors.New("peer down")
+			}
+			return nil
+		}}
+		if err := rt.Register(def); err != nil {
+			t.Fatal(err)
+		}
+		id, err := rt.Submit(context.Background(), Call{Task: def, Args: []byte(`{"n":1}`), UniqueKey: "plain-1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitState(t, rt, id, StateSucceeded, 10*time.Second)
+		atts, err := rt.Inspector().Attempts(context.Background(), id)
+		if err != nil || len(atts) != 2 || atts[0].Error != "peer down" {
+			t.Fatalf("history %+v, %v: want a failure 'peer down' then a success", atts, err)
+		}
+	})
+}
+
+// On a safe charset argo keeps client-side interpolation and its
+// multi-statement pool.
+func TestSafeCharsetKeepsClientSideInterpolation(t *testing.T) {
+	dsn := testdb.MySQLDSN(t)
+	for _, param := range []string{"", "charset=utf8mb4", "charset=utf8mb4,utf8", "charset=latin1&collation=latin1_swedish_ci"} {
+		d := dsn
+		if param != "" {
+			d = withDSNParam(dsn, param)
+		}
+		db, _, err := OpenDB(d)
+		if err != nil {
+			t.Fatalf("%s: %v", param, err)
+		}
+		if h := mysqlHandleOf(db); h == nil || !h.cfg.InterpolateParams || h.unsafeCharset != "" {
+			t.Errorf("%q: not interpolated client-side", param)
+		}
+		s := newStore(db, DialectMySQL)
+		if s.onetripDB() == nil {
+			t.Errorf("%q: no multi-statement pool", param)
+		}
+		s.close()
+		db.Close()
+	}
+}
+
+// A DSN that asks for interpolation or multi-statements with an unsafe
+// charset is refused, saying what to do.
+func TestUnsafeCharsetRefusesInterpolationOptions(t *testing.T) {
+	base := "mysql:u:pw@tcp(127.0.0.1:1)/db?"
+	for _, q := range []string{
+		"charset=gbk&interpolateParams=true",
+		"charset=gbk&multiStatements=true",
+		"charset=utf8mb4,gbk&multiStatements=true",
+		"collation=big5_chinese_ci&multiStatements=true",
+	} {
+		_, _, err := OpenDB(base + q)
+		if err == nil || !strings.Contains(err.Error(), "remove them, or use charset=utf8mb4") {
+			t.Errorf("OpenDB(%s) = %v, want a refusal", q, err)
+		}
+	}
+	for _, q := range []string{"charset=utf8mb4&multiStatements=true&interpolateParams=true", "charset=gbk"} {
+		db, _, err := OpenDB(base + q)
+		if err != nil {
+			t.Errorf("OpenDB(%s): %v", q, err)
+			continue
+		}
+		db.Close()
+	}
+}
+
+func TestUnsafeConnectionCharset(t *testing.T) {
+	for _, c := range []struct {
+		params string
+		unsafe bool
+	}{
+		{"", false},
+		{"charset=utf8mb4", false},
+		{"charset=UTF8MB4", false},
+		{"charset=utf8,utf8mb3,latin1,ascii,binary", false},
+		{"charset=gbk", true},
+		{"charset=GBK", true},
+		{"charset='gbk'", true},
+		{"charset=utf8mb4,gbk", true}, // tried in order: gbk where utf8mb4 is refused
+		{"charset=gbk,utf8mb4", true},
+		{"charset=gbk&charset=utf8mb4", false}, // the driver keeps the last
+		{"charset=utf8mb4&charset=big5", true},
+		{"charset=sjis", true},
+		{"charset=cp932", true},
+		{"charset=gb18030", true},
+		{"charset=ucs2", true}, // not in the list: not judged safe
+		{"collation=gbk_chinese_ci", true},
+		{"collation=utf8mb4_unicode_ci", false},
+		{"collation=binary", false},
+		{"charset=utf8mb4&collation=gbk_bin", true},
+		{"character_set_client=gbk", true},
+		{"character_set_client=utf8mb4", false},
+		{"CHARACTER_SET_CLIENT=big5", true},
+		{"autocommit=1%2Ccharacter_set_client%3Dgbk", true},
+		{"sql_mode=%27STRICT_TRANS_TABLES%2CNO_ZERO_DATE%27", false},
+	} {
+		mc, err := mysql.ParseDSN("u:p@tcp(h:1)/db?" + c.params)
+		if err != nil {
+			t.Fatalf("%s: %v", c.params, err)
+		}
+		why := unsafeConnectionCharset(mc, c.params)
+		if (why != "") != c.unsafe {
+			t.Errorf("%q: unsafe = %q, want unsafe %v", c.params, why, c.unsafe)
+		}
+	}
+}
