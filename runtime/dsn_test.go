@@ -79,29 +79,37 @@ func TestGBKCharsetRunsNoArgumentAsSQL(t *testing.T) {
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	rt := startRuntime(t, cfg)
 	if rt.store.onetripDB() != nil {
-		t.Fatal("a multi-statement pool was opened on a gbk connection")
+		t.Error("a multi-statement pool was opened on a gbk connection")
 	}
 	if h := mysqlHandleOf(rt.store.db.DB); h == nil || h.cfg.InterpolateParams {
-		t.Fatal("arguments are interpolated client-side on a gbk connection")
+		t.Error("arguments are interpolated client-side on a gbk connection")
 	}
 	if !strings.Contains(logs.String(), "server-side prepared statements") {
 		t.Errorf("no INFO log saying why arguments are not interpolated; log:\n%s", logs.String())
 	}
 	// refusedAsData reports whether err is the server refusing bytes as
 	// data, and fails the test if it parsed them as SQL.
-	refusedAsData := func(what string, err error) bool {
+	refusedAsData := func(t *testing.T, what string, err error) bool {
 		t.Helper()
-		if err == nil {
+		switch {
+		case err == nil:
 			return false
+		case strings.Contains(err.Error(), "1064"):
+			t.Errorf("%s: the server parsed an argument as SQL: %v", what, err)
+		case !strings.Contains(err.Error(), "1366"):
+			t.Errorf("%s: %v, want nil or a 1366 refusal", what, err)
+		default:
+			t.Logf("%s refused as data: %v", what, err)
 		}
-		if strings.Contains(err.Error(), "1064") {
-			t.Fatalf("%s: the server parsed an argument as SQL: %v", what, err)
-		}
-		if !strings.Contains(err.Error(), "1366") {
-			t.Fatalf("%s: %v, want nil or a 1366 refusal", what, err)
-		}
-		t.Logf("%s refused as data: %v", what, err)
 		return true
+	}
+
+	// Each case starts without the table (a failing case leaves it).
+	noTable := func(t *testing.T) {
+		t.Helper()
+		if _, err := admin.Exec("DROP TABLE IF EXISTS argo_pwned"); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	// An attempt's error text reaches the database in its outcome write:
@@ -111,52 +119,56 @@ func TestGBKCharsetRunsNoArgumentAsSQL(t *testing.T) {
 	// so that each write's own error is seen (nil, or the server refusing
 	// the bytes as data), whatever the runtime then does with it.
 	t.Run("error text", func(t *testing.T) {
+		noTable(t)
 		def := &TaskDef{Name: "gbk.errtext", Mode: Scheduled, Delay: time.Hour}
-		var ids []int64
-		for range 3 {
-			id, err := rt.Submit(context.Background(), Call{Task: def, Args: []byte(`{}`)})
-			if err != nil {
-				t.Fatal(err)
+		// The second text is shaped for the history row's INSERT … SELECT,
+		// where the quoted text is followed by one more value.
+		for _, text := range []string{"peer said " + gbkInjection, "peer said \xbf', 0 FROM DUAL; CREATE TABLE argo_pwned (x INT); -- "} {
+			leased := func() finishing {
+				t.Helper()
+				id, err := rt.Submit(context.Background(), Call{Task: def, Args: []byte(`{}`)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := admin.Exec("UPDATE argo_task SET task_status = ?, execute_times = 1, lease_owner = 'gbk-test', lease_until = ? WHERE id = ?",
+					StateRunning, toMillis(time.Now().Add(time.Hour)), id); err != nil {
+					t.Fatal(err)
+				}
+				task, err := rt.Inspector().Get(context.Background(), id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return finishing{fence: fence{id: id, shard: task.ShardKey, owner: "gbk-test", attempt: 1, from: StateRunning}, to: StateRetrying, due: toMillis(time.Now()), errMsg: &text}
 			}
-			ids = append(ids, id)
-		}
-		text := "peer said " + gbkInjection
-		failure := func(id int64) finishing {
-			t.Helper()
-			if _, err := admin.Exec("UPDATE argo_task SET task_status = ?, execute_times = 1, lease_owner = 'gbk-test', lease_until = ? WHERE id = ?",
-				StateRunning, toMillis(time.Now().Add(time.Hour)), id); err != nil {
-				t.Fatal(err)
+			failure := func() finishing {
+				f := leased()
+				now := toMillis(time.Now())
+				f.history = &Attempt{TaskPK: f.id, Attempt: 1, Kind: "attempt", Worker: "gbk-test", StartedAt: now, FinishedAt: now, Outcome: OutcomeFailed, Error: text}
+				return f
 			}
-			task, err := rt.Inspector().Get(context.Background(), id)
-			if err != nil {
-				t.Fatal(err)
+			err := rt.store.finish(context.Background(), failure(), toMillis(time.Now()))
+			if pwned(t, admin) {
+				t.Fatalf("error text %q ran as SQL (lone failure): table argo_pwned exists", text)
 			}
-			now := toMillis(time.Now())
-			return finishing{
-				fence: fence{id: id, shard: task.ShardKey, owner: "gbk-test", attempt: 1, from: StateRunning},
-				to:    StateRetrying, due: now, errMsg: &text,
-				history: &Attempt{TaskPK: id, Attempt: 1, Kind: "attempt", Worker: "gbk-test", StartedAt: now, FinishedAt: now, Outcome: OutcomeFailed, Error: text},
+			refusedAsData(t, "lone failure", err)
+			// A batch: a failure with its history row, and a finish whose
+			// error text goes only on the task row (its UPDATE).
+			errs, err := rt.store.finishBatch(context.Background(), []finishing{failure(), leased()}, toMillis(time.Now()))
+			if pwned(t, admin) {
+				t.Fatalf("error text %q ran as SQL (batch): table argo_pwned exists", text)
 			}
-		}
-		err := rt.store.finish(context.Background(), failure(ids[0]), toMillis(time.Now()))
-		if pwned(t, admin) {
-			t.Fatal("an error text ran as SQL (lone failure): table argo_pwned exists")
-		}
-		refusedAsData("lone failure", err)
-		errs, err := rt.store.finishBatch(context.Background(), []finishing{failure(ids[1]), failure(ids[2])}, toMillis(time.Now()))
-		if pwned(t, admin) {
-			t.Fatal("an error text ran as SQL (batch): table argo_pwned exists")
-		}
-		if !refusedAsData("batch", err) {
-			for i, e := range errs {
-				if e != nil {
-					t.Fatalf("batch finish %d: %v", i, e)
+			if !refusedAsData(t, "batch", err) {
+				for i, e := range errs {
+					if e != nil {
+						t.Fatalf("batch finish %d: %v", i, e)
+					}
 				}
 			}
 		}
 	})
 
 	t.Run("arguments", func(t *testing.T) {
+		noTable(t)
 		args := []byte(`{"s":"` + gbkInjection + `"}`)
 		runs := make(chan []byte, 4)
 		var n atomic.Int32
@@ -174,7 +186,7 @@ func TestGBKCharsetRunsNoArgumentAsSQL(t *testing.T) {
 		if pwned(t, admin) {
 			t.Fatal("arguments ran as SQL: table argo_pwned exists")
 		}
-		if refusedAsData("submit", err) {
+		if refusedAsData(t, "submit", err) {
 			return
 		}
 		waitState(t, rt, id, StateSucceeded, 10*time.Second)
@@ -187,6 +199,7 @@ func TestGBKCharsetRunsNoArgumentAsSQL(t *testing.T) {
 	})
 
 	t.Run("unique key", func(t *testing.T) {
+		noTable(t)
 		var n atomic.Int32
 		def := &TaskDef{Name: "gbk.unique", Policy: fastPolicy(5), Run: func(ctx context.Context, a []byte) error {
 			if n.Add(1) == 1 {
@@ -202,7 +215,7 @@ func TestGBKCharsetRunsNoArgumentAsSQL(t *testing.T) {
 		if pwned(t, admin) {
 			t.Fatal("a unique key ran as SQL: table argo_pwned exists")
 		}
-		if refusedAsData("submit", err) {
+		if refusedAsData(t, "submit", err) {
 			return
 		}
 		task := waitState(t, rt, id, StateSucceeded, 10*time.Second)
