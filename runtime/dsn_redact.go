@@ -106,16 +106,16 @@ func redactMySQLDSN(raw string) (shown, why string) {
 	return b.String(), ""
 }
 
-// redactDSNParams shows each parameter's name, and the value of plain
-// settings.
+// redactDSNParams shows each parameter's name (*** for a segment that is
+// not a plain name=value), and the value of plain settings.
 func redactDSNParams(params string) string {
 	var shown []string
 	for kv := range strings.SplitSeq(params, "&") {
 		key, value, ok := strings.Cut(kv, "=")
 		switch {
-		case !ok && kv == "":
+		case kv == "":
 			continue
-		case !plainParamName.MatchString(key):
+		case !ok || !plainParamName.MatchString(key):
 			shown = append(shown, "***")
 		case ok && shownParamValues[key] && plainParamValue.MatchString(value):
 			shown = append(shown, key+"="+value)

@@ -92,13 +92,12 @@ func OpenDB(dsn string) (*sql.DB, string, error) {
 		if err != nil {
 			return nil, "", fmt.Errorf(`argo: DSN %q is not a MySQL DSN (%s): write "mysql:user:password@tcp(host:3306)/dbname"`, RedactDSN(dsn), describeDSNError(err))
 		}
-		tail := raw[strings.LastIndex(raw, "/")+1:]
-		if strings.Contains(tail, "@") {
-			// The driver splits the user-info at the last '@' before the
-			// last '/': with another '@' after it, a password holding '/'
-			// would be cut, and its end taken for the address.
-			return nil, "", fmt.Errorf(`argo: DSN %q has an '@' after its last '/' (in the database name or a parameter value): write it as %%40`, RedactDSN(dsn))
+		if _, why := redactMySQLDSN(raw); why != "" {
+			// The driver's split is ambiguous: part of a password could be
+			// taken for the address or the database (and quoted in errors).
+			return nil, "", fmt.Errorf(`argo: DSN %q cannot be split with certainty (%s): write "mysql:user:password@tcp(host:3306)/dbname", with any '@' in the database name or a parameter value written %%40`, RedactDSN(dsn), why)
 		}
+		tail := raw[strings.LastIndex(raw, "/")+1:]
 		if mc.DBName == "" {
 			return nil, "", fmt.Errorf(`argo: DSN %q names no database: write "mysql:user:password@tcp(host:3306)/dbname"`, RedactDSN(dsn))
 		}
