@@ -264,4 +264,3 @@ func bench(ctx context.Context, o *options, logw io.Writer) (*Report, error) {
 	b.rep.Env.DurationSec = time.Since(start).Seconds()
 	return b.rep, errors.Join(errs...)
 }
-
