@@ -3,6 +3,7 @@ package runtime
 import (
 	"database/sql"
 	"log/slog"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -122,13 +123,16 @@ func unsafeSystemVariable(key, value string) string {
 		}
 		return ""
 	}
-	for _, word := range []string{"character_set_client", "names", "charset", "character set", "char set"} {
-		if strings.Contains(k, word) || strings.Contains(v, word) {
-			return "the DSN's parameter " + key + " may change the client charset"
-		}
+	if strings.Contains(k, "character_set_client") || strings.Contains(v, "character_set_client") ||
+		setsNames.MatchString(k) || setsNames.MatchString(v) {
+		return "the DSN's parameter " + key + " may change the client charset"
 	}
 	return ""
 }
+
+// setsNames finds the words of SET NAMES and SET CHARACTER SET (which a
+// parameter's text can chain onto its SET: "autocommit=1, NAMES gbk").
+var setsNames = regexp.MustCompile(`(^|[^a-z0-9_$])(names|charset|character\s+set|char\s+set)([^a-z0-9_$]|$)`)
 
 // charsetName normalises a charset as SET NAMES reads it.
 func charsetName(s string) string {

@@ -331,6 +331,9 @@ func TestUnsafeConnectionCharset(t *testing.T) {
 		{"character_set_client=utf8mb4", false},
 		{"CHARACTER_SET_CLIENT=big5", true},
 		{"autocommit=1%2Ccharacter_set_client%3Dgbk", true},
+		{"autocommit=1%2C%20NAMES%20gbk", true},
+		{"autocommit=1%2CCHARACTER%20SET%20gbk", true},
+		{"lc_time_names=en_US", false},
 		{"sql_mode=%27STRICT_TRANS_TABLES%2CNO_ZERO_DATE%27", false},
 	} {
 		mc, err := mysql.ParseDSN("u:p@tcp(h:1)/db?" + c.params)
