@@ -28,10 +28,13 @@ import (
 // The charset is judged from the DSN (charset=, collation= and any system
 // variable that sets character_set_client) as the driver applies it: the
 // charset parameter may list several charsets tried in order, so every one
-// must be safe. A server that imposes another client charset on its own
-// (init_connect, skip-character-set-client-handshake), or an application
-// that runs SET NAMES on a pooled connection of the handle OpenDB returned,
-// is not seen: keep the client charset to the DSN.
+// must be safe. Without a charset parameter the driver only asks for its
+// default (utf8mb4) in the handshake, which a server may ignore
+// (skip-character-set-client-handshake) or override (init_connect); argo
+// then has the driver send SET NAMES for it on every new connection
+// (pinConnectionCharset). An application that runs SET NAMES on a pooled
+// connection of the handle OpenDB returned is not seen: keep the client
+// charset to the DSN.
 //
 // A DSN that itself asks for interpolateParams=true or multiStatements=true
 // with an unsafe charset is refused by OpenDB: argo would have to either
@@ -133,6 +136,22 @@ func unsafeSystemVariable(key, value string) string {
 // setsNames finds the words of SET NAMES and SET CHARACTER SET (which a
 // parameter's text can chain onto its SET: "autocommit=1, NAMES gbk").
 var setsNames = regexp.MustCompile(`(^|[^a-z0-9_$])(names|charset|character\s+set|char\s+set)([^a-z0-9_$]|$)`)
+
+// pinConnectionCharset makes the driver send SET NAMES on every new
+// connection when the DSN names no charset: the charset of the DSN's
+// collation, or utf8mb4_general_ci (the driver's handshake default).
+func pinConnectionCharset(mc *mysql.Config, params string) error {
+	for kv := range strings.SplitSeq(params, "&") {
+		if key, _, _ := strings.Cut(kv, "="); key == "charset" {
+			return nil
+		}
+	}
+	collation := mc.Collation
+	if collation == "" {
+		collation = "utf8mb4_general_ci"
+	}
+	return mc.Apply(mysql.Charset(collationCharset(collation), collation))
+}
 
 // charsetName normalises a charset as SET NAMES reads it.
 func charsetName(s string) string {

@@ -346,3 +346,74 @@ func TestUnsafeConnectionCharset(t *testing.T) {
 		}
 	}
 }
+
+// A server that imposes a client charset of its own (here init_connect,
+// which runs for users without SUPER) does not get it on argo's connections:
+// OpenDB pins the charset with SET NAMES, so interpolation stays safe.
+func TestServerImposedCharsetIsOverridden(t *testing.T) {
+	srv := testdb.NewMySQLServer(t)
+	rootDSN := srv.DSN(t)
+	root, _, err := OpenDB(rootDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	mc, err := mysql.ParseDSN(strings.TrimPrefix(rootDSN, "mysql:"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"CREATE USER 'argo_app'@'%' IDENTIFIED BY 'app'",
+		"GRANT ALL ON `" + mc.DBName + "`.* TO 'argo_app'@'%'",
+		"SET GLOBAL init_connect = 'SET NAMES gbk'",
+	} {
+		if _, err := root.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	mc.User, mc.Passwd = "argo_app", "app"
+	dsn := "mysql:" + mc.FormatDSN()
+
+	// What the server imposes on a connection that does not pin its charset.
+	plain, err := sql.Open("mysql", mc.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	var imposed string
+	if err := plain.QueryRow("SELECT @@character_set_client").Scan(&imposed); err != nil || imposed != "gbk" {
+		t.Fatalf("the server imposes %q (%v), want gbk: the test's premise does not hold", imposed, err)
+	}
+
+	rt := startRuntime(t, testConfig(dsn))
+	var got string
+	if err := rt.store.db.QueryRow("SELECT @@character_set_client").Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got != "utf8mb4" {
+		t.Errorf("argo's connections have character_set_client %s, want utf8mb4", got)
+	}
+	def := &TaskDef{Name: "imposed", Mode: Scheduled, Delay: time.Hour}
+	id, err := rt.Submit(context.Background(), Call{Task: def, Args: []byte(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := root.Exec("UPDATE argo_task SET task_status = ?, execute_times = 1, lease_owner = 'gbk-test', lease_until = ? WHERE id = ?",
+		StateRunning, toMillis(time.Now().Add(time.Hour)), id); err != nil {
+		t.Fatal(err)
+	}
+	task, err := rt.Inspector().Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := "peer said \xbf', 0 FROM DUAL; CREATE TABLE argo_pwned (x INT); -- "
+	now := toMillis(time.Now())
+	err = rt.store.finish(context.Background(), finishing{
+		fence: fence{id: id, shard: task.ShardKey, owner: "gbk-test", attempt: 1, from: StateRunning}, to: StateRetrying, due: now, errMsg: &text,
+		history: &Attempt{TaskPK: id, Attempt: 1, Kind: "attempt", Worker: "gbk-test", StartedAt: now, FinishedAt: now, Outcome: OutcomeFailed, Error: text},
+	}, now)
+	t.Logf("outcome write: %v", err)
+	if pwned(t, root) {
+		t.Fatal("an error text ran as SQL on a connection the server made gbk: table argo_pwned exists")
+	}
+}

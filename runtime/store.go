@@ -106,8 +106,12 @@ func OpenDB(dsn string) (*sql.DB, string, error) {
 		if h.unsafeCharset == "" {
 			// Arguments are interpolated client-side (safe in this charset,
 			// dsn_charset.go): one round trip per statement instead of
-			// prepare, execute and close.
+			// prepare, execute and close. The charset is set by SET NAMES,
+			// which a server cannot override as it can the handshake's.
 			mc.InterpolateParams = true
+			if err := pinConnectionCharset(mc, params); err != nil {
+				return nil, "", fmt.Errorf("argo: DSN %q: %s", RedactDSN(dsn), describeDSNError(err))
+			}
 		} else if mc.InterpolateParams || mc.MultiStatements {
 			return nil, "", fmt.Errorf(`argo: DSN %q: %s; argo will not run with interpolateParams=true or multiStatements=true there: remove them, or use charset=utf8mb4`, RedactDSN(dsn), h.unsafeCharset)
 		}
