@@ -97,11 +97,10 @@ func OpenDB(dsn string) (*sql.DB, string, error) {
 			// taken for the address or the database (and quoted in errors).
 			return nil, "", fmt.Errorf(`argo: DSN %q cannot be split with certainty (%s): write "mysql:user:password@tcp(host:3306)/dbname", with any '@' in the database name or a parameter value written %%40`, RedactDSN(dsn), why)
 		}
-		tail := raw[strings.LastIndex(raw, "/")+1:]
 		if mc.DBName == "" {
 			return nil, "", fmt.Errorf(`argo: DSN %q names no database: write "mysql:user:password@tcp(host:3306)/dbname"`, RedactDSN(dsn))
 		}
-		_, params, _ := strings.Cut(tail, "?")
+		_, params, _ := strings.Cut(raw[strings.LastIndex(raw, "/")+1:], "?")
 		h := &mysqlHandle{cfg: mc, unsafeCharset: unsafeConnectionCharset(mc, params)}
 		if h.unsafeCharset == "" {
 			// Arguments are interpolated client-side (safe in this charset,
