@@ -82,6 +82,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	if err := db.PingContext(ctx); err != nil {
 		return closeOnErr(fmt.Errorf("argo: cannot reach the database: %w", err))
 	}
+	noteClientSide(cfg.Logger, db)
 	if cfg.AutoMigrate {
 		if _, err := Migrate(ctx, db, dialect); err != nil {
 			return closeOnErr(err)

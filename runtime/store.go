@@ -60,6 +60,13 @@ var (
 // "mysql:USER:PASS@tcp(HOST:PORT)/DB") with the settings argo needs, and
 // returns the handle and its dialect. Use it to share one handle between
 // your own transactions and Config.DB.
+//
+// On MySQL, arguments are interpolated client-side (one round trip per
+// statement) when the connection charset is utf8mb4 (the default), utf8,
+// utf8mb3, latin1, ascii or binary; with any other (gbk, big5, sjis, …)
+// they are sent as server-side prepared statements, and a DSN that sets
+// interpolateParams=true or multiStatements=true there is refused
+// (dsn_charset.go). Errors never show the DSN's password (RedactDSN).
 func OpenDB(dsn string) (*sql.DB, string, error) {
 	switch {
 	case strings.HasPrefix(dsn, "sqlite:"):
@@ -87,40 +94,41 @@ func OpenDB(dsn string) (*sql.DB, string, error) {
 		raw := strings.TrimPrefix(strings.TrimPrefix(dsn, "mysql:"), "//")
 		mc, err := mysql.ParseDSN(raw)
 		if err != nil {
-			return nil, "", fmt.Errorf(`argo: DSN %q is not a MySQL DSN (%v): write "mysql:user:password@tcp(host:3306)/dbname"`, redactDSN(dsn), err)
+			return nil, "", fmt.Errorf(`argo: DSN %q is not a MySQL DSN (%s): write "mysql:user:password@tcp(host:3306)/dbname"`, RedactDSN(dsn), describeDSNError(err))
+		}
+		if _, why := redactMySQLDSN(raw); why != "" {
+			// The driver's split is ambiguous: part of a password could be
+			// taken for the address or the database (and quoted in errors).
+			return nil, "", fmt.Errorf(`argo: DSN %q cannot be split with certainty (%s): write "mysql:user:password@tcp(host:3306)/dbname", with any '@' in the database name or a parameter value written %%40`, RedactDSN(dsn), why)
 		}
 		if mc.DBName == "" {
-			return nil, "", fmt.Errorf(`argo: DSN %q names no database: write "mysql:user:password@tcp(host:3306)/dbname"`, redactDSN(dsn))
+			return nil, "", fmt.Errorf(`argo: DSN %q names no database: write "mysql:user:password@tcp(host:3306)/dbname"`, RedactDSN(dsn))
 		}
-		// Arguments are interpolated client-side (safe: the driver refuses
-		// charsets where that is not): one round trip per statement instead
-		// of prepare, execute and close.
-		mc.InterpolateParams = true
+		_, params, _ := strings.Cut(raw[strings.LastIndex(raw, "/")+1:], "?")
+		h := &mysqlHandle{cfg: mc, unsafeCharset: unsafeConnectionCharset(mc, params)}
+		if h.unsafeCharset == "" {
+			// Arguments are interpolated client-side (safe in this charset,
+			// dsn_charset.go): one round trip per statement instead of
+			// prepare, execute and close. The charset is set by SET NAMES,
+			// which a server cannot override as it can the handshake's.
+			mc.InterpolateParams = true
+			if err := pinConnectionCharset(mc, params); err != nil {
+				return nil, "", fmt.Errorf("argo: DSN %q: %s", RedactDSN(dsn), describeDSNError(err))
+			}
+		} else if mc.InterpolateParams || mc.MultiStatements {
+			return nil, "", fmt.Errorf(`argo: DSN %q: %s; argo will not run with interpolateParams=true or multiStatements=true there: remove them, or use charset=utf8mb4`, RedactDSN(dsn), h.unsafeCharset)
+		}
 		conn, err := mysql.NewConnector(mc)
 		if err != nil {
-			return nil, "", fmt.Errorf("argo: DSN %q: %w", redactDSN(dsn), err)
+			return nil, "", fmt.Errorf("argo: DSN %q: %s", RedactDSN(dsn), describeDSNError(err))
 		}
-		db := sql.OpenDB(conn)
+		db := sql.OpenDB(redactingConnector{Connector: conn, password: mc.Passwd})
 		db.SetMaxOpenConns(64)
 		db.SetMaxIdleConns(64)
-		mysqlConfigs.Store(db, mc)
+		mysqlHandles.Store(db, h)
 		return db, DialectMySQL, nil
 	}
-	return nil, "", fmt.Errorf(`argo: DSN %q: want "sqlite:PATH" (embedded default) or "mysql:user:password@tcp(host:3306)/dbname"`, redactDSN(dsn))
-}
-
-// redactDSN hides a password in a MySQL DSN for error messages.
-func redactDSN(dsn string) string {
-	at := strings.LastIndex(dsn, "@")
-	if at < 0 {
-		return dsn
-	}
-	head := dsn[:at]
-	colon := strings.LastIndex(head, ":")
-	if colon < 0 || strings.HasSuffix(head[:colon], "mysql") {
-		return dsn
-	}
-	return head[:colon] + ":***" + dsn[at:]
+	return nil, "", fmt.Errorf(`argo: DSN %q: want "sqlite:PATH" (embedded default) or "mysql:user:password@tcp(host:3306)/dbname"`, RedactDSN(dsn))
 }
 
 func newStore(db *sql.DB, dialect string) *store {

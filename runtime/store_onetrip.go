@@ -9,7 +9,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/go-sql-driver/mysql"
 )
@@ -32,10 +31,9 @@ import (
 // argo sets only on a small pool of its own (onetripDB), never on the handle
 // it shares with the application. The pool exists when the handle came from
 // OpenDB (its settings are known); otherwise such finishes take the
-// transaction path, which is correct, only slower.
-
-// mysqlConfigs maps each *sql.DB opened by OpenDB on MySQL to its settings.
-var mysqlConfigs sync.Map // *sql.DB → *mysql.Config
+// transaction path, which is correct, only slower. It exists only where
+// client-side interpolation is safe (dsn_charset.go): a multi-statement
+// query in a charset such as GBK lets an argument run as SQL.
 
 // onetripDB returns the store's multi-statement pool, opening it on first
 // use; nil unless the store is on a MySQL handle from OpenDB.
@@ -49,17 +47,17 @@ func (s *store) onetripDB() *sql.DB {
 }
 
 func openOnetrip(db *sql.DB) *sql.DB {
-	v, ok := mysqlConfigs.Load(db)
-	if !ok {
+	h := mysqlHandleOf(db)
+	if h == nil || h.unsafeCharset != "" || !h.cfg.InterpolateParams {
 		return nil
 	}
-	mc := v.(*mysql.Config).Clone()
+	mc := h.cfg.Clone()
 	mc.MultiStatements = true
 	conn, err := mysql.NewConnector(mc)
 	if err != nil {
 		return nil
 	}
-	multi := sql.OpenDB(conn)
+	multi := sql.OpenDB(redactingConnector{Connector: conn, password: mc.Passwd})
 	multi.SetMaxOpenConns(16)
 	multi.SetMaxIdleConns(16)
 	return multi

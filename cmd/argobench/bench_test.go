@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/argo-retry/argo/runtime"
 )
 
 // TestBenchSmall runs every workload at a tiny scale on SQLite, so that the
@@ -67,13 +69,14 @@ func TestUsage(t *testing.T) {
 	}
 }
 
+// TestRedact: the report shows the DSN without its password.
 func TestRedact(t *testing.T) {
 	for in, want := range map[string]string{
 		"mysql:root:secret@tcp(h:1)/db": "mysql:root:***@tcp(h:1)/db",
 		"mysql:root@tcp(h:1)/db":        "mysql:root@tcp(h:1)/db",
 		"sqlite:/tmp/x.db":              "sqlite:/tmp/x.db",
 	} {
-		if got := redact(in); got != want {
+		if got := runtime.RedactDSN(in); got != want {
 			t.Errorf("redact(%q) = %q, want %q", in, got, want)
 		}
 	}

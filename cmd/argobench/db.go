@@ -122,11 +122,11 @@ func ensureMySQLDatabase(ctx context.Context, dsn string) error {
 	raw := strings.TrimPrefix(strings.TrimPrefix(dsn, "mysql:"), "//")
 	slash := strings.LastIndex(raw, "/")
 	if slash < 0 {
-		return fmt.Errorf("DSN %q names no database", dsn)
+		return fmt.Errorf("DSN %q names no database", runtime.RedactDSN(dsn))
 	}
 	name, params, _ := strings.Cut(raw[slash+1:], "?")
 	if name == "" {
-		return fmt.Errorf("DSN %q names no database", dsn)
+		return fmt.Errorf("DSN %q names no database", runtime.RedactDSN(dsn))
 	}
 	if strings.ContainsAny(name, "`") {
 		return fmt.Errorf("database name %q not supported", name)

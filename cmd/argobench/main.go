@@ -220,7 +220,7 @@ func bench(ctx context.Context, o *options, logw io.Writer) (*Report, error) {
 	defer hand.Close()
 
 	env := machineEnv()
-	env.Dialect, env.DSN, env.Scale, env.Runs = dialect, redact(dsn), o.scale, o.runs
+	env.Dialect, env.DSN, env.Scale, env.Runs = dialect, runtime.RedactDSN(dsn), o.scale, o.runs
 	env.Workers, env.Submitters, env.HandBatch = o.workers, o.submitters, o.handBatch
 	env.StartedAt = start.UTC().Format(time.RFC3339)
 	env.Label = o.label
@@ -263,18 +263,4 @@ func bench(ctx context.Context, o *options, logw io.Writer) (*Report, error) {
 	b.rep.Env.LoadEnd = loadAvg()
 	b.rep.Env.DurationSec = time.Since(start).Seconds()
 	return b.rep, errors.Join(errs...)
-}
-
-// redact hides a password in a DSN.
-func redact(dsn string) string {
-	at := strings.LastIndex(dsn, "@")
-	if !strings.HasPrefix(dsn, "mysql:") || at < 0 {
-		return dsn
-	}
-	head := dsn[len("mysql:"):at]
-	user, _, hasPw := strings.Cut(head, ":")
-	if !hasPw {
-		return dsn
-	}
-	return "mysql:" + user + ":***" + dsn[at:]
 }

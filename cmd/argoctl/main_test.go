@@ -400,7 +400,7 @@ func TestErrors(t *testing.T) {
 			failCtl(t, "", 2, "no database: set -dsn or ARGO_DSN", "stats")
 		})
 	}
-	failCtl(t, "mysql:root@tcp(127.0.0.1:1)/argo", 1, "database unreachable (mysql): dial tcp 127.0.0.1:1", "stats")
+	failCtl(t, "mysql:root@tcp(127.0.0.1:1)/argo", 1, "database unreachable (mysql:root@tcp(127.0.0.1:1)/argo): dial tcp 127.0.0.1:1", "stats")
 	failCtl(t, "postgres://x", 1, `want "sqlite:PATH"`, "list")
 	missing := filepath.Join(t.TempDir(), "nope.db")
 	failCtl(t, "sqlite:"+missing, 1, "no such file or directory (create it with argoctl migrate)", "list")
