@@ -154,3 +154,29 @@ func (c *calls) get(key string) int {
 	defer c.mu.Unlock()
 	return c.n[key]
 }
+
+// waitGroupDone waits for wg until timeout passes, then fails the test
+// saying what it waited for (goroutines left behind are the test's bug).
+func waitGroupDone(t testing.TB, wg *sync.WaitGroup, timeout time.Duration, what string) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(timeout):
+		t.Fatalf("timed out after %s waiting for %s", timeout, what)
+	}
+}
+
+// receive returns the next value from ch, or fails the test after timeout.
+func receive[T any](t testing.TB, ch <-chan T, timeout time.Duration, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(timeout):
+		t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		var zero T
+		return zero
+	}
+}

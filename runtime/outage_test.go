@@ -143,7 +143,7 @@ func TestDatabaseOutage(t *testing.T) {
 	if err := rt.Register(def); err != nil {
 		t.Fatal(err)
 	}
-	stopOnce := sync.OnceFunc(func() { close(stop); <-submitterDone })
+	stopOnce := sync.OnceFunc(func() { close(stop); receive(t, submitterDone, 30*time.Second, "the submitter to stop") })
 	t.Cleanup(stopOnce) // before rt.Stop (cleanups run last first)
 
 	// The steady stream: one submit every 10 ms; immediate ones and, every
