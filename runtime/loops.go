@@ -45,13 +45,16 @@ func (rt *Runtime) pollLoop() {
 
 func (rt *Runtime) claimAvailable() {
 	for rt.ctx.Err() == nil {
-		if rt.holds.anyDue(rt.now()) {
-			// Due held retries take free workers first (holdLoop), and
-			// kick the poller again when they run out of them.
+		batch := rt.cfg.ClaimBatch
+		if now := rt.now(); rt.holds.anyDue(now) {
+			// Due held retries take free workers first (holdLoop); the
+			// poller claims only with the workers they leave. It does not
+			// stand aside altogether: a hold loop whose start writes fail
+			// or hang (an outage) would stop every claim meanwhile.
 			rt.holds.signal()
-			return
+			batch = min(batch, rt.workersLeftByHolds(now))
 		}
-		n := rt.reserve(rt.cfg.ClaimBatch)
+		n := rt.reserve(batch)
 		if n == 0 {
 			return
 		}
