@@ -222,7 +222,10 @@ func (rt *Runtime) flagOrphans(ctx context.Context) {
 	}
 	n, err := rt.store.flagOrphans(ctx, known, live, toMillis(now.Add(-rt.cfg.UnknownTaskDelay)), toMillis(now), 100)
 	if err != nil && ctx.Err() == nil {
-		rt.log.Error("argo: flagging tasks without a handler failed", "error", err)
+		// Like every other statement: an unreachable database is one
+		// outage, logged once (TestDatabaseOutage saw this ERROR when the
+		// server went down mid-statement).
+		rt.health.failed(rt, "flag tasks without a handler", err)
 	}
 	if n > 0 {
 		rt.log.Error("argo: due tasks have no handler on any live instance; they wait", "tasks", n, "instances", len(live))
