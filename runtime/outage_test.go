@@ -331,7 +331,7 @@ func waitRows(t testing.TB, s *store, timeout time.Duration, what, where string)
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("timed out after %s waiting for %s (last error: %v); rows still matching %q at %s:\n%s",
-		timeout, what, lastErr, where, time.Now().Format("15:04:05.000"), dumpRows(s, where))
+		timeout, what, lastErr, where, time.Now().UTC().Format("15:04:05.000"), dumpRows(s, where))
 }
 
 // dumpRows formats the argo_task rows matching where (at most 50), one a
@@ -353,7 +353,12 @@ func dumpRows(s *store, where string) string {
 		return "(could not read them: " + err.Error() + ")"
 	}
 	var b strings.Builder
-	ms := func(v int64) string { return time.UnixMilli(v).Format("15:04:05.000") }
+	ms := func(v int64) string {
+		if v == 0 {
+			return "0"
+		}
+		return time.UnixMilli(v).UTC().Format("15:04:05.000")
+	}
 	for _, r := range rows {
 		if len(r.Error) > 200 {
 			r.Error = r.Error[:200] + "…"
