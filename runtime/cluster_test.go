@@ -139,7 +139,7 @@ func runCluster(t *testing.T, dsn string, tasks int, logger *slog.Logger) {
 			}
 		}()
 	}
-	wg.Wait()
+	waitGroupDone(t, &wg, 2*time.Minute, "the submitters")
 	submitted := time.Since(start)
 	if t.Failed() {
 		t.FailNow()

@@ -54,7 +54,11 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	<-done
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		fmt.Println("timed out waiting for the task")
+	}
 	fmt.Println("calls:", calls)
 	// Output:
 	// light on {"slot":"A-01"} at attempt 3
@@ -85,7 +89,11 @@ func ExamplePermanent() {
 	}
 	rt.Register(print)
 	rt.Submit(ctx, runtime.Call{Task: print, Args: []byte(`{"order":"SO-1"}`)})
-	<-done
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		fmt.Println("timed out waiting for the task")
+	}
 	// Output:
 	// print {"order":"SO-1"} by hand: printer answered 400: unknown label template
 }

@@ -2,8 +2,11 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,17 +21,58 @@ func forEachBackend(t *testing.T, fn func(t *testing.T, dsn string)) {
 	}
 }
 
-// quietLogger drops logs unless -v.
+// quietLogger drops logs unless -v; under -v it writes every record, DEBUG
+// included, to standard error (shared by parallel tests, so lines of
+// different tests may interleave: use testLogger for a logger bound to one
+// test).
 func quietLogger() *slog.Logger {
 	if testing.Verbose() {
-		return slog.New(slog.NewTextHandler(logWriter{}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
-type logWriter struct{}
+// testLogger returns a logger that writes through t.Log, attributed to t even
+// when tests run in parallel: under -v every record (DEBUG included) shows,
+// otherwise INFO and above show with a failing test's output. Records logged
+// after t has ended (a goroutine that outlived the test) go to standard error
+// under -v instead of panicking.
+func testLogger(t testing.TB) *slog.Logger {
+	w := &testLogWriter{t: t}
+	t.Cleanup(w.end) // registered first, so it runs after every later cleanup (Stop included)
+	level := slog.LevelInfo
+	if testing.Verbose() {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+}
 
-func (logWriter) Write(p []byte) (int, error) { return len(p), nil }
+// testLogWriter passes each formatted record to t.Log while t runs.
+type testLogWriter struct {
+	t     testing.TB
+	mu    sync.Mutex
+	ended bool
+}
+
+func (w *testLogWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	line := strings.TrimSuffix(string(p), "\n")
+	if w.ended {
+		if testing.Verbose() {
+			fmt.Fprintf(os.Stderr, "%s (after the test ended): %s\n", w.t.Name(), line)
+		}
+		return len(p), nil
+	}
+	w.t.Log(line)
+	return len(p), nil
+}
+
+func (w *testLogWriter) end() {
+	w.mu.Lock()
+	w.ended = true
+	w.mu.Unlock()
+}
 
 // testConfig is a fast-moving configuration for tests.
 func testConfig(dsn string) Config {
@@ -37,6 +81,14 @@ func testConfig(dsn string) Config {
 		HeartbeatInterval: 200 * time.Millisecond, UnknownTaskDelay: 100 * time.Millisecond,
 		ShutdownTimeout: 5 * time.Second, Logger: quietLogger(),
 	}
+}
+
+// testConfigT is testConfig with its logs written through t.Log (see
+// testLogger).
+func testConfigT(t testing.TB, dsn string) Config {
+	cfg := testConfig(dsn)
+	cfg.Logger = testLogger(t)
+	return cfg
 }
 
 func startRuntime(t testing.TB, cfg Config) *Runtime {
@@ -101,4 +153,30 @@ func (c *calls) get(key string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.n[key]
+}
+
+// waitGroupDone waits for wg until timeout passes, then fails the test
+// saying what it waited for (goroutines left behind are the test's bug).
+func waitGroupDone(t testing.TB, wg *sync.WaitGroup, timeout time.Duration, what string) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(timeout):
+		t.Fatalf("timed out after %s waiting for %s", timeout, what)
+	}
+}
+
+// receive returns the next value from ch, or fails the test after timeout.
+func receive[T any](t testing.TB, ch <-chan T, timeout time.Duration, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(timeout):
+		t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		var zero T
+		return zero
+	}
 }

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 )
@@ -34,13 +35,16 @@ func TestInspectorFilter(t *testing.T) {
 			{StateDiscarded, "axb timeout", 1},
 			{StatePending, "", 3},
 		}
+		var ids []int64 // as the database handed them out (not 1, 2, 3 on a Galera cluster)
 		for i, r := range rows {
 			task := &Task{Name: "t", State: r.state, ExecuteTime: toMillis(at), Parameter: "{}", ErrorMsg: r.err, ShardKey: r.shard,
 				GmtCreate: toMillis(at), GmtModified: toMillis(at.Add(time.Duration(i) * time.Minute))}
 			if err := in.store.insert(ctx, nil, task); err != nil {
 				t.Fatal(err)
 			}
+			ids = append(ids, task.ID)
 		}
+		missing := slices.Max(ids) + 1000
 		count := func(f Filter) int {
 			t.Helper()
 			n, err := in.Count(ctx, f)
@@ -61,15 +65,15 @@ func TestInspectorFilter(t *testing.T) {
 			{Filter{ErrorContains: "timeout", Shard: &one}, 2},
 			{Filter{States: []State{StateDead, StatePending}}, 3},
 			{Filter{Since: at.Add(2 * time.Minute), Until: at.Add(4 * time.Minute)}, 2},
-			{Filter{IDs: []int64{1, 5, 99}}, 2},
+			{Filter{IDs: []int64{ids[0], ids[4], missing}}, 2},
 		} {
 			if got := count(c.f); got != c.want {
 				t.Errorf("Count(%+v) = %d, want %d", c.f, got, c.want)
 			}
 		}
 		page, err := in.List(ctx, Filter{Limit: 2, Offset: 1})
-		if err != nil || len(page) != 2 || page[0].ID != 4 || page[1].ID != 3 {
-			t.Fatalf("List page = %v, %v", page, err)
+		if err != nil || len(page) != 2 || page[0].ID != ids[3] || page[1].ID != ids[2] {
+			t.Fatalf("List page = %v, %v; want ids %d, %d (the 4th and 3rd inserted)", page, err, ids[3], ids[2])
 		}
 		if n, err := in.RequeueWhere(ctx, Filter{States: []State{StateRetrying}}, false); err != nil || n != 0 {
 			t.Fatalf("RequeueWhere(retrying) = %d, %v; want 0", n, err)

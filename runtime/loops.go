@@ -45,13 +45,16 @@ func (rt *Runtime) pollLoop() {
 
 func (rt *Runtime) claimAvailable() {
 	for rt.ctx.Err() == nil {
-		if rt.holds.anyDue(rt.now()) {
-			// Due held retries take free workers first (holdLoop), and
-			// kick the poller again when they run out of them.
+		batch := rt.cfg.ClaimBatch
+		if now := rt.now(); rt.holds.anyDue(now) {
+			// Due held retries take free workers first (holdLoop); the
+			// poller claims only with the workers they leave. It does not
+			// stand aside altogether: a hold loop whose start writes fail
+			// or hang (an outage) would stop every claim meanwhile.
 			rt.holds.signal()
-			return
+			batch = min(batch, rt.workersLeftByHolds(now))
 		}
-		n := rt.reserve(rt.cfg.ClaimBatch)
+		n := rt.reserve(batch)
 		if n == 0 {
 			return
 		}
@@ -219,7 +222,10 @@ func (rt *Runtime) flagOrphans(ctx context.Context) {
 	}
 	n, err := rt.store.flagOrphans(ctx, known, live, toMillis(now.Add(-rt.cfg.UnknownTaskDelay)), toMillis(now), 100)
 	if err != nil && ctx.Err() == nil {
-		rt.log.Error("argo: flagging tasks without a handler failed", "error", err)
+		// Like every other statement: an unreachable database is one
+		// outage, logged once (TestDatabaseOutage saw this ERROR when the
+		// server went down mid-statement).
+		rt.health.failed(rt, "flag tasks without a handler", err)
 	}
 	if n > 0 {
 		rt.log.Error("argo: due tasks have no handler on any live instance; they wait", "tasks", n, "instances", len(live))

@@ -86,8 +86,8 @@ type outageArgs struct {
 func TestDatabaseOutage(t *testing.T) {
 	srv := testdb.NewMySQLServer(t)
 	dsn := srv.DSN(t)
-	logs := &recordingHandler{next: quietLogger().Handler()}
-	cfg := testConfig(dsn)
+	cfg := testConfigT(t, dsn)
+	logs := &recordingHandler{next: cfg.Logger.Handler()}
 	cfg.InstanceID = "outage-1"
 	cfg.Workers = 8
 	cfg.LeaseDuration = 3 * time.Second
@@ -143,7 +143,7 @@ func TestDatabaseOutage(t *testing.T) {
 	if err := rt.Register(def); err != nil {
 		t.Fatal(err)
 	}
-	stopOnce := sync.OnceFunc(func() { close(stop); <-submitterDone })
+	stopOnce := sync.OnceFunc(func() { close(stop); receive(t, submitterDone, 30*time.Second, "the submitter to stop") })
 	t.Cleanup(stopOnce) // before rt.Stop (cleanups run last first)
 
 	// The steady stream: one submit every 10 ms; immediate ones and, every
@@ -208,21 +208,20 @@ func TestDatabaseOutage(t *testing.T) {
 		t.Fatal("no submit was refused during the outage")
 	}
 	total := int(nAccepted.Load())
-	var ids []int64
+	ids := []int64{}
 	accepted.Range(func(k, _ any) bool { ids = append(ids, k.(int64)); return true })
 
-	in := rt.Inspector()
-	waitFor(t, 60*time.Second, fmt.Sprintf("all %d accepted tasks to succeed", total), func() bool {
-		var n int
-		if err := rt.store.db.GetContext(ctx, &n, "SELECT COUNT(*) FROM argo_task WHERE task_status = 3"); err != nil {
-			return false
-		}
-		return n >= total
-	})
+	// Every row that exists must succeed: the accepted ones, and those whose
+	// submit was refused but whose INSERT landed (see below). Counted by
+	// state, not against the accepted total (which would let a row never
+	// acknowledged stand in for an accepted one still stuck). No lock is
+	// held while waiting: the attempts need mu.
+	waitRows(t, rt.store, 60*time.Second, "every row to succeed", "task_status <> 3")
 	finished := time.Since(up)
 
 	// Nothing lost: every accepted task succeeded. Nothing invented: each
 	// succeeded at an attempt that ran and returned nil.
+	in := rt.Inspector()
 	mu.Lock()
 	defer mu.Unlock()
 	for _, id := range ids {
@@ -238,17 +237,15 @@ func TestDatabaseOutage(t *testing.T) {
 			t.Errorf("task %d marked succeeded at attempt %d, which did not run to success", id, task.ExecuteTimes)
 		}
 	}
+	if len(ids) != total {
+		t.Errorf("%d ids recorded for %d accepted submits", len(ids), total)
+	}
 	// A row whose submit was refused must not exist: ErrNotPersisted
 	// promises the call will not happen. The one exception is a submit
 	// whose connection broke after the INSERT was sent (the server went
 	// down mid-statement): its outcome is unknown to the runtime too. Such a
 	// row must then run like any other (it is rescued when its lease
-	// expires).
-	waitFor(t, 30*time.Second, "every row to succeed", func() bool {
-		var n int
-		err := rt.store.db.GetContext(ctx, &n, "SELECT COUNT(*) FROM argo_task WHERE task_status <> 3")
-		return err == nil && n == 0
-	})
+	// expires), which the wait above checked.
 	var rows []struct {
 		ID    int64  `db:"id"`
 		State State  `db:"task_status"`
@@ -309,4 +306,65 @@ func TestDatabaseOutage(t *testing.T) {
 	}
 	t.Logf("%d tasks accepted, %d refused during the outage, %d attempts ran; first success %s after the server was back, first claimed by the poller %s after, all done %s after; %d lease-expired attempts (claims lost in the outage); %d failed claims during the outage",
 		total, refused.Load(), len(ran), resumed.Round(time.Millisecond), claimed.Round(time.Millisecond), finished.Round(time.Millisecond), len(expired), failedClaims)
+}
+
+// waitRows waits until no row of argo_task matches where (an SQL condition),
+// failing after timeout with a dump of the rows that still match: id, state,
+// owner, lease_until, execute_times, execute_time and error text, with the
+// database's clock, so that a stuck task says why.
+func waitRows(t testing.TB, s *store, timeout time.Duration, what, where string) {
+	t.Helper()
+	ctx := context.Background()
+	var lastErr error
+	deadline := time.Now().Add(timeout)
+	for {
+		var n int
+		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		lastErr = s.db.GetContext(qctx, &n, "SELECT COUNT(*) FROM argo_task WHERE "+where)
+		cancel()
+		if lastErr == nil && n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("timed out after %s waiting for %s (last error: %v); rows still matching %q at %s:\n%s",
+		timeout, what, lastErr, where, time.Now().UTC().Format("15:04:05.000"), dumpRows(s, where))
+}
+
+// dumpRows formats the argo_task rows matching where (at most 50), one a
+// line, for a failure message.
+func dumpRows(s *store, where string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var rows []struct {
+		ID          int64  `db:"id"`
+		State       State  `db:"task_status"`
+		Owner       string `db:"lease_owner"`
+		LeaseUntil  int64  `db:"lease_until"`
+		Attempts    int    `db:"execute_times"`
+		ExecuteTime int64  `db:"execute_time"`
+		Error       string `db:"error_msg"`
+	}
+	err := s.db.SelectContext(ctx, &rows, "SELECT id, task_status, lease_owner, lease_until, execute_times, execute_time, error_msg FROM argo_task WHERE "+where+" ORDER BY id LIMIT 50")
+	if err != nil {
+		return "(could not read them: " + err.Error() + ")"
+	}
+	var b strings.Builder
+	ms := func(v int64) string {
+		if v == 0 {
+			return "0"
+		}
+		return time.UnixMilli(v).UTC().Format("15:04:05.000")
+	}
+	for _, r := range rows {
+		if len(r.Error) > 200 {
+			r.Error = r.Error[:200] + "…"
+		}
+		fmt.Fprintf(&b, "  id=%d state=%s owner=%q lease_until=%s execute_times=%d execute_time=%s error=%q\n",
+			r.ID, r.State, r.Owner, ms(r.LeaseUntil), r.Attempts, ms(r.ExecuteTime), r.Error)
+	}
+	return b.String()
 }

@@ -258,7 +258,7 @@ func TestArgumentsRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s := <-got; s != big {
+		if s := receive(t, got, 10*time.Second, "the task to run"); s != big {
 			t.Fatalf("arguments changed in transit: %d bytes, want %d", len(s), len(big))
 		}
 		task := waitState(t, rt, id, StateSucceeded, 5*time.Second)

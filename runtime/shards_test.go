@@ -402,7 +402,7 @@ func TestShardMovement(t *testing.T) {
 	checkSplit("2 instances (shard-b stopped)")
 
 	close(stopSubmit)
-	<-submitterDone
+	receive(t, submitterDone, 30*time.Second, "the submitter to stop")
 	total := int(nSubmitted.Load())
 	waitFor(t, 30*time.Second, "every submitted task to succeed", func() bool {
 		n := 0

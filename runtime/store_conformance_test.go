@@ -127,43 +127,70 @@ func TestStoreConformance(t *testing.T) {
 		t.Run("ConcurrentClaimsAreExclusive", func(t *testing.T) {
 			fresh(t)
 			s := openTestStore(t, dsn)
-			const rows = 400
+			const rows, claimers = 400, 8
 			for i := range rows {
 				mustInsert(t, s, sampleTask("c", StatePending, Millis(i), i%8))
 			}
-			var mu sync.Mutex
-			seen := map[int64]string{}
+			// Every wait is bounded: the claims share a deadline, a claimer
+			// stops after more claims than there are rows (a claim that
+			// does not take its rows would return them for ever), problems
+			// are collected without blocking, and the claimers are awaited
+			// with a deadline of their own.
+			const timeout = 60 * time.Second
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			defer cancel()
+			var (
+				mu       sync.Mutex
+				seen     = map[int64]string{}
+				problems []string
+				claims   int
+			)
+			problem := func(format string, args ...any) {
+				if len(problems) < 20 {
+					problems = append(problems, fmt.Sprintf(format, args...))
+				}
+			}
 			var wg sync.WaitGroup
-			errs := make(chan error, 8)
-			for w := range 8 {
+			for w := range claimers {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
 					owner := fmt.Sprintf("w%d", w)
 					for {
-						got, err := s.claimDue(context.Background(), owner, 1_000_000, 2_000_000, 7, []string{"c"}, nil)
-						if err != nil {
-							errs <- err
-							return
-						}
-						if len(got) == 0 {
-							return
-						}
+						got, err := s.claimDue(ctx, owner, 1_000_000, 2_000_000, 7, []string{"c"}, nil)
 						mu.Lock()
+						claims++
+						if err != nil {
+							problem("%s: claim: %v", owner, err)
+						}
 						for _, c := range got {
 							if prev, dup := seen[c.ID]; dup {
-								errs <- fmt.Errorf("task %d claimed by %s and %s", c.ID, prev, owner)
+								problem("task %d claimed by %s and %s", c.ID, prev, owner)
 							}
 							seen[c.ID] = owner
 						}
+						stop := err != nil || len(got) == 0 || claims > rows+claimers
+						if claims > rows+claimers {
+							problem("%s: still claiming after %d claims of %d rows: claimed rows are claimable again", owner, claims, rows)
+						}
 						mu.Unlock()
+						if stop {
+							return
+						}
 					}
 				}()
 			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				t.Fatal(err)
+			done := make(chan struct{})
+			go func() { wg.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(timeout + 10*time.Second):
+				mu.Lock()
+				defer mu.Unlock()
+				t.Fatalf("claimers still running after %s (a claim blocked past its context): %d claims, %d rows claimed; problems: %q", timeout+10*time.Second, claims, len(seen), problems)
+			}
+			if len(problems) > 0 {
+				t.Fatalf("%d claims: %s", claims, strings.Join(problems, "; "))
 			}
 			if len(seen) != rows {
 				t.Fatalf("claimed %d rows, want %d", len(seen), rows)

@@ -50,6 +50,16 @@ type proc struct {
 	done   chan struct{}
 }
 
+// exited waits up to timeout for the process to exit and reports whether it did.
+func (p *proc) exited(timeout time.Duration) bool {
+	select {
+	case <-p.done:
+		return true
+	case <-time.After(timeout):
+		return false
+	}
+}
+
 // kill is one SIGKILL sent.
 type kill struct {
 	id   string
@@ -73,7 +83,15 @@ func TestChaosKill9(t *testing.T) {
 	}
 	dir := t.TempDir()
 	bin := buildWorker(t, dir)
-	ctx := context.Background()
+	timeout := *flagTimeout
+	if timeout <= 0 {
+		timeout = 5*time.Minute + time.Duration(tasks)*20*time.Millisecond
+	}
+	// Every query of the test, the feeder's included, ends by the test's
+	// deadline and a margin for the checks: a statement stuck on a lock
+	// fails the test instead of hanging it.
+	ctx, cancel := context.WithTimeout(context.Background(), timeout+2*time.Minute)
+	defer cancel()
 
 	feed := newFeeder(t, dsn)
 	db := feed.db
@@ -112,7 +130,9 @@ func TestChaosKill9(t *testing.T) {
 		defer mu.Unlock()
 		for _, p := range all {
 			p.cmd.Process.Kill()
-			<-p.done
+			if !p.exited(30 * time.Second) {
+				t.Errorf("worker %s (pid %d) still running 30s after SIGKILL", p.id, p.cmd.Process.Pid)
+			}
 		}
 	})
 
@@ -128,10 +148,6 @@ func TestChaosKill9(t *testing.T) {
 	}
 	var kills []kill
 	nextKill := start.Add(*flagKillEvery)
-	timeout := *flagTimeout
-	if timeout <= 0 {
-		timeout = 5*time.Minute + time.Duration(tasks)*20*time.Millisecond
-	}
 	deadline := start.Add(timeout)
 	succeeded := 0
 	for {
@@ -166,7 +182,9 @@ func TestChaosKill9(t *testing.T) {
 				t.Fatalf("kill %s: %v", p.id, err)
 			}
 			k := kill{id: p.id, pid: p.cmd.Process.Pid, at: time.Now()}
-			<-p.done
+			if !p.exited(30 * time.Second) {
+				t.Fatalf("worker %s (pid %d) still running 30s after SIGKILL", p.id, k.pid)
+			}
 			if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM argo_task WHERE lease_owner = ? AND task_status IN (1, 5)", p.id).Scan(&k.held); err != nil {
 				t.Fatal(err)
 			}
@@ -494,7 +512,8 @@ func (r *result) nextStart(id int64, attempt int) (time.Time, bool) {
 // (task, attempt) started twice; no task ran two attempts at once.
 func check(t *testing.T, db *sql.DB, ids map[int64]int, logs map[attemptKey]*logEntry, kills []kill) *result {
 	t.Helper()
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
 	r := &result{logs: logs, rescued: map[string][]rescue{}}
 	failures := 0
 	errorf := func(format string, args ...any) {

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -55,7 +56,7 @@ func MySQLServerDSN(t testing.TB) string {
 // MySQLDSN creates an empty database named argo_t_<random> on the server from
 // ARGO_TEST_MYSQL_DSN, drops it when the test ends, and returns "mysql:" and
 // the server DSN with that database name (the server DSN's parameters are
-// kept). If ARGO_TEST_MYSQL_DSN is unset the test is skipped, or fails under
+// kept, and ids are handed out in steps: see IDStep). If ARGO_TEST_MYSQL_DSN is unset the test is skipped, or fails under
 // CI.
 func MySQLDSN(t testing.TB) string {
 	t.Helper()
@@ -150,7 +151,34 @@ func newDatabase(t testing.TB, serverDSN string) string {
 
 	cfg = cfg.Clone()
 	cfg.DBName = name
+	steppedIDs(cfg)
 	return "mysql:" + cfg.FormatDSN()
+}
+
+// IDStep and IDOffset are how the MySQL databases from MySQLDSN and
+// MySQLServer.DSN hand out auto-increment ids: offset, offset+step, … (2, 5,
+// 8, …), as a Galera cluster of three nodes does (1, 4, 7 on one node). Set
+// per connection (session variables auto_increment_increment and
+// auto_increment_offset, through the DSN), so nothing changes for other users
+// of the server. A test that assumes ids 1, 2, 3 fails on MySQL; take ids from
+// what the code returned instead.
+const (
+	IDStep   = 3
+	IDOffset = 2
+)
+
+// steppedIDs adds the session variables of IDStep and IDOffset to cfg, unless
+// the server DSN already sets them.
+func steppedIDs(cfg *mysql.Config) {
+	if cfg.Params == nil {
+		cfg.Params = map[string]string{}
+	}
+	if _, set := cfg.Params["auto_increment_increment"]; !set {
+		cfg.Params["auto_increment_increment"] = strconv.Itoa(IDStep)
+	}
+	if _, set := cfg.Params["auto_increment_offset"]; !set {
+		cfg.Params["auto_increment_offset"] = strconv.Itoa(IDOffset)
+	}
 }
 
 // dropDatabase drops name, retrying for a while (a test may have just

@@ -211,3 +211,33 @@ func TestSharedServerRestartCommands(t *testing.T) {
 	}
 	Sh(t, os.Getenv(EnvMySQLAdmin)+" ping")
 }
+
+// TestMySQLIDsAreNotConsecutive checks that a database from MySQLDSN hands
+// out ids IDOffset, IDOffset+IDStep, …, like a Galera cluster, so that tests
+// assuming ids 1, 2, 3 fail.
+func TestMySQLIDsAreNotConsecutive(t *testing.T) {
+	db, _ := openMySQL(t, MySQLDSN(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	db.SetMaxOpenConns(3) // several connections: each gets the session variables
+	if _, err := db.ExecContext(ctx, "CREATE TABLE ids (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, v INT)"); err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	for i := range 4 {
+		res, err := db.ExecContext(ctx, "INSERT INTO ids (v) VALUES (?)", i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, err := res.LastInsertId()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, id)
+	}
+	for i, id := range got {
+		if want := int64(IDOffset + i*IDStep); id != want {
+			t.Fatalf("ids %v, want %d, %d, … (step %d)", got, IDOffset, IDOffset+IDStep, IDStep)
+		}
+	}
+}
