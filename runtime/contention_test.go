@@ -117,7 +117,9 @@ func TestSubmitsNotRefusedByClaimsAndHeldStarts(t *testing.T) {
 	if err := seed.db.QueryRowContext(ctx, "SHOW ENGINE INNODB STATUS").Scan(&typ, &name, &status); err == nil {
 		if i := strings.Index(status, "LATEST DETECTED DEADLOCK"); i >= 0 {
 			j := strings.Index(status[i:], "TRANSACTIONS\n")
-			if j < 0 { j = len(status)-i }
+			if j < 0 {
+				j = len(status) - i
+			}
 			t.Logf("%s", status[i:i+j])
 		}
 	}
