@@ -218,3 +218,37 @@ func TestRacingClaimersWinEachRowOnce(t *testing.T) {
 		}
 	})
 }
+
+// A claim takes a candidate only if the row is still as it was read: one
+// that another claimer took and gave back meanwhile (retrying again, due,
+// unleased, one attempt further) is not taken on the stale read.
+func TestClaimSkipsRowChangedSinceRead(t *testing.T) {
+	eachWritePath(t, func(t *testing.T, s *store) {
+		ctx := context.Background()
+		moved, kept := sampleTask("s", StateRetrying, 100, 0), sampleTask("s", StateRetrying, 100, 0)
+		moved.ExecuteTimes, kept.ExecuteTimes = 1, 1
+		mustInsert(t, s, moved, kept)
+		staleMoved, _ := s.get(ctx, moved.ID)
+		staleKept, _ := s.get(ctx, kept.ID)
+		// Meanwhile another instance claims the row, its attempt fails, and
+		// the retry is due again at once.
+		if got, err := s.claimByID(ctx, moved.ID, StateRetrying, "other", 200, 5000); err != nil || got == nil {
+			t.Fatalf("claim by the other instance: %v, %v", got, err)
+		}
+		msg := "failed"
+		if err := s.finish(ctx, finishing{fence: fence{id: moved.ID, shard: 0, owner: "other", attempt: 2, from: StateRunning}, to: StateRetrying, due: 150, errMsg: &msg,
+			history: &Attempt{TaskPK: moved.ID, Attempt: 2, Kind: "attempt", Worker: "other", StartedAt: 200, FinishedAt: 210, Outcome: OutcomeFailed, Error: msg}}, 210); err != nil {
+			t.Fatal(err)
+		}
+		took, err := s.takeCandidates(ctx, "me", 300, 300, 5000, []*Task{staleMoved, staleKept})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(took) != 1 || took[0].ID != kept.ID {
+			t.Fatalf("took %v, want only %d (the row still as read)", ids(took), kept.ID)
+		}
+		if tk, _ := s.get(ctx, moved.ID); tk.State != StateRetrying || tk.ExecuteTimes != 2 || tk.LeaseOwner != "" {
+			t.Fatalf("row changed since read: %s attempt %d owner %q, want retrying at attempt 2, unleased", tk.State, tk.ExecuteTimes, tk.LeaseOwner)
+		}
+	})
+}

@@ -113,16 +113,6 @@ func TestSubmitsNotRefusedByClaimsAndHeldStarts(t *testing.T) {
 	}
 	wg.Wait()
 	submitTime := time.Since(start)
-	var typ, name, status string
-	if err := seed.db.QueryRowContext(ctx, "SHOW ENGINE INNODB STATUS").Scan(&typ, &name, &status); err == nil {
-		if i := strings.Index(status, "LATEST DETECTED DEADLOCK"); i >= 0 {
-			j := strings.Index(status[i:], "TRANSACTIONS\n")
-			if j < 0 {
-				j = len(status) - i
-			}
-			t.Logf("%s", status[i:i+j])
-		}
-	}
 	retriesDuring := ran.Load() // attempts of the retrying tasks while the submits ran
 	t.Logf("%d submits in %s while %d attempts of the retrying tasks ran: %d refused with 1213/1205, %d other errors",
 		submits, submitTime.Round(time.Millisecond), retriesDuring, refused.Load(), otherErrs.Load())
@@ -130,7 +120,7 @@ func TestSubmitsNotRefusedByClaimsAndHeldStarts(t *testing.T) {
 		t.Errorf("%d submits failed otherwise, first: %v", otherErrs.Load(), firstOther.Load())
 	}
 	if refused.Load() > 0 {
-		t.Errorf("%d of %d submits refused by argo's own locking (deadlock or lock-wait timeout)", refused.Load(), submits)
+		t.Errorf("%d of %d submits refused by argo's own locking (deadlock or lock-wait timeout)\n%s", refused.Load(), submits, latestDeadlock(seed))
 	}
 	accepted := int64(submits) - refused.Load() - otherErrs.Load()
 	waitFor(t, 45*time.Second, "every retrying task to succeed and every accepted submit to run", func() bool {
@@ -151,4 +141,21 @@ func TestSubmitsNotRefusedByClaimsAndHeldStarts(t *testing.T) {
 // the retrying tasks wait, held, at any one time.
 func retryEvery(maxAttempts int) RetryPolicy {
 	return RetryPolicy{MaxAttempts: maxAttempts, Backoff: BackoffFixed, Initial: 200 * time.Millisecond, Jitter: Jitter{Kind: JitterNone}}
+}
+
+// latestDeadlock returns the server's report of its latest deadlock.
+func latestDeadlock(s *store) string {
+	var typ, name, status string
+	if err := s.db.QueryRow("SHOW ENGINE INNODB STATUS").Scan(&typ, &name, &status); err != nil {
+		return "SHOW ENGINE INNODB STATUS: " + err.Error()
+	}
+	i := strings.Index(status, "LATEST DETECTED DEADLOCK")
+	if i < 0 {
+		return "no deadlock reported"
+	}
+	status = status[i:]
+	if j := strings.Index(status, "\nTRANSACTIONS\n"); j >= 0 {
+		status = status[:j]
+	}
+	return status
 }
