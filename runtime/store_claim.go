@@ -3,7 +3,9 @@ package runtime
 import (
 	"cmp"
 	"context"
+	"database/sql/driver"
 	"slices"
+	"strings"
 )
 
 // The MySQL claim takes only the rows it claims. It reads candidates with a
@@ -67,14 +69,27 @@ func (s *store) claimMySQL(ctx context.Context, owner string, now, dueBy, leaseU
 	return won, nil
 }
 
-// takeCandidates runs claimFenceSQL for each candidate, in id order, and
-// returns those whose UPDATE changed the row (as read, before the claim).
+// takeCandidates takes the candidates whose row is still as read and
+// returns them (as read, before the claim). On MySQL with the onetrip pool
+// it first tries them all with one fenced UPDATE (takeAllOnetrip), which is
+// exact only when it changes every candidate; otherwise, and on the
+// transaction path, each is taken with its own claimFenceSQL (execRowwise),
+// in id order.
 func (s *store) takeCandidates(ctx context.Context, owner string, now, dueBy, leaseUntil Millis, cands []*Task) ([]*Task, error) {
 	if len(cands) == 0 {
 		return nil, nil
 	}
 	byID := slices.Clone(cands)
 	slices.SortFunc(byID, func(a, b *Task) int { return cmp.Compare(a.ID, b.ID) })
+	if s.onetripDB() != nil {
+		all, err := s.takeAllOnetrip(ctx, owner, now, dueBy, leaseUntil, byID)
+		if err != nil && !isRetryableLockError(err) {
+			return nil, err
+		}
+		if all {
+			return byID, nil
+		}
+	}
 	rows := make([][]any, len(byID))
 	for i, t := range byID {
 		rows[i] = []any{owner, leaseUntil, now, t.ID, t.State, t.ExecuteTimes, dueBy, now}
@@ -90,4 +105,52 @@ func (s *store) takeCandidates(ctx context.Context, owner string, now, dueBy, le
 		}
 	}
 	return took, nil
+}
+
+// takeAllOnetrip runs, in one READ COMMITTED transaction on the onetrip
+// pool, one UPDATE by primary key of every candidate with each row's own
+// fence (claimFenceSQL's, as a tuple list), and commits it only if it
+// changed every candidate: then this claim took them all, exactly. If any
+// candidate had changed (another claimer took it), the transaction is
+// rolled back, all is false, and the caller takes the candidates row by
+// row. Two round trips: the UPDATE, then COMMIT or ROLLBACK.
+func (s *store) takeAllOnetrip(ctx context.Context, owner string, now, dueBy, leaseUntil Millis, byID []*Task) (all bool, err error) {
+	ids := make([]int64, len(byID))
+	var tuples []string
+	var targs []any
+	for i, t := range byID {
+		ids[i] = t.ID
+		tuples = append(tuples, "(?, ?, ?)")
+		targs = append(targs, t.ID, t.State, t.ExecuteTimes)
+	}
+	in, idArgs := inList(ids)
+	q := "SET TRANSACTION ISOLATION LEVEL READ COMMITTED; START TRANSACTION; UPDATE " + s.byID() + " SET " + claimSet +
+		" WHERE id IN " + in + " AND (id, task_status, execute_times) IN (" + strings.Join(tuples, ", ") + ") AND execute_time <= ? AND lease_until <= ?"
+	args := append(append(append([]any{owner, leaseUntil, now}, idArgs...), targs...), dueBy, now)
+	conn, err := s.onetrip.Conn(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer conn.Close()
+	// A connection left mid-transaction is discarded, which rolls it back.
+	discard := func() { _ = conn.Raw(func(any) error { return driver.ErrBadConn }) }
+	res, err := conn.ExecContext(ctx, q, args...)
+	if err != nil {
+		discard()
+		return false, err
+	}
+	n, err := res.RowsAffected() // of the last statement: the UPDATE
+	if err != nil {
+		discard()
+		return false, err
+	}
+	end := "COMMIT"
+	if n != int64(len(byID)) {
+		end = "ROLLBACK"
+	}
+	if _, err := conn.ExecContext(ctx, end); err != nil {
+		discard()
+		return false, err
+	}
+	return end == "COMMIT", nil
 }
