@@ -124,7 +124,7 @@ func (s *store) takeAllOnetrip(ctx context.Context, owner string, now, dueBy, le
 		targs = append(targs, t.ID, t.State, t.ExecuteTimes)
 	}
 	in, idArgs := inList(ids)
-	q := "SET TRANSACTION ISOLATION LEVEL READ COMMITTED; START TRANSACTION; UPDATE " + s.byID() + " SET " + claimSet +
+	q := "SET TRANSACTION ISOLATION LEVEL " + rowwiseIsolation + "; START TRANSACTION; UPDATE " + s.byID() + " SET " + claimSet +
 		" WHERE id IN " + in + " AND (id, task_status, execute_times) IN (" + strings.Join(tuples, ", ") + ") AND execute_time <= ? AND lease_until <= ?"
 	args := append(append(append([]any{owner, leaseUntil, now}, idArgs...), targs...), dueBy, now)
 	conn, err := s.onetrip.Conn(ctx)

@@ -30,8 +30,7 @@ func (s *store) startHeld(ctx context.Context, owner string, holds []heldStart, 
 		h := holds[i]
 		rows[k] = []any{leaseUntil, now, h.id, h.shard, owner, h.attempt, h.holdUntil}
 	}
-	q := "UPDATE " + s.byID() + " SET execute_times = execute_times + 1, task_status = 1, lease_until = ?, gmt_modified = ? WHERE id = ? AND shard_key = ? AND task_status = 2 AND lease_owner = ? AND execute_times = ? AND lease_until = ?"
-	changed, err := s.execRowwise(ctx, q, rows)
+	changed, err := s.execRowwise(ctx, heldStartSQL(s), rows)
 	if err != nil {
 		return nil, err
 	}
@@ -39,6 +38,12 @@ func (s *store) startHeld(ctx context.Context, owner string, holds []heldStart, 
 		started[i] = changed[k]
 	}
 	return started, nil
+}
+
+// heldStartSQL starts one held retry: arguments lease_until, now, then the
+// fence (id, shard, owner, attempt, hold).
+func heldStartSQL(s *store) string {
+	return "UPDATE " + s.byID() + " SET execute_times = execute_times + 1, task_status = 1, lease_until = ?, gmt_modified = ? WHERE id = ? AND shard_key = ? AND task_status = 2 AND lease_owner = ? AND execute_times = ? AND lease_until = ?"
 }
 
 // heldStart fences the start of one held retry.

@@ -54,12 +54,16 @@ func (s *store) execRowwise(ctx context.Context, query string, rows [][]any) ([]
 	return changed, nil
 }
 
+// rowwiseIsolation is the isolation level of execRowwise's transactions on
+// MySQL (and of takeAllOnetrip's): no gap locks.
+const rowwiseIsolation = "READ COMMITTED"
+
 // execRowwiseOnetrip is execRowwise in one multi-statement query; the
 // driver reports each statement's affected rows.
 func (s *store) execRowwiseOnetrip(ctx context.Context, query string, rows [][]any) ([]bool, error) {
 	const head = 2 // SET TRANSACTION, START TRANSACTION
 	var b strings.Builder
-	b.WriteString("SET TRANSACTION ISOLATION LEVEL READ COMMITTED; START TRANSACTION")
+	b.WriteString("SET TRANSACTION ISOLATION LEVEL " + rowwiseIsolation + "; START TRANSACTION")
 	var args []any
 	for _, r := range rows {
 		b.WriteString("; ")
