@@ -11,12 +11,12 @@ import (
 )
 
 // On MariaDB a 10-row claim of one shard, with 40 due rows in 4 shards,
-// locks only the 10 rows it takes (counted by probing each row from another
-// connection with SELECT … FOR UPDATE NOWAIT: MariaDB's INNODB_TRX.trx_rows_locked
-// is not a row count, it reports 80 for a one-row UPDATE here). The claim's statements are run here
-// on one connection with the transaction left open, to count its locks: the
-// plain read of candidates, then claimFenceSQL per candidate, as claimMySQL
-// and execRowwise send them. For comparison the log gives the count of the
+// locks only the 10 rows it takes. The claim's statements (the plain read of
+// candidates, then claimFenceSQL per candidate, as claimMySQL and execRowwise
+// send them) run on one connection with the transaction left open, and each
+// row is probed from another connection with SELECT … FOR UPDATE NOWAIT.
+// (MariaDB's INNODB_TRX.trx_rows_locked is no row count: it reports 80 for a
+// one-row UPDATE here.) For comparison the log gives the count for the
 // locking read the claim used before (SELECT … FOR UPDATE SKIP LOCKED).
 func TestClaimLocksOnlyRowsItTakes(t *testing.T) {
 	s := openTestStore(t, testdb.MySQLDSN(t))
