@@ -1,80 +1,49 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
-	"strings"
-
-	"github.com/jmoiron/sqlx"
+	"slices"
 )
 
 // startHeld starts the next attempt of held retries: per task, a fenced
-// UPDATE (still retrying, same owner, attempt and hold) to running, all in
-// one transaction; on MySQL one round trip. started[i] reports whether
-// holds[i] was still this owner's to start (an operator may have discarded
-// it, or another instance claimed it after the hold ran out).
+// UPDATE by primary key (still retrying, same owner, attempt and hold) to
+// running, all in one READ COMMITTED transaction; on MySQL one round trip
+// (execRowwise). started[i] reports whether holds[i] was still this owner's
+// to start (an operator may have discarded it, or another instance claimed
+// it after the hold ran out): exactly the rows this call changed. No
+// statement reads through a secondary index, so the start locks only the
+// rows it starts.
 func (s *store) startHeld(ctx context.Context, owner string, holds []heldStart, leaseUntil, now Millis) (started []bool, err error) {
 	started = make([]bool, len(holds))
-	if s.onetripDB() != nil {
-		return s.startHeldMySQL(ctx, owner, holds, leaseUntil, now)
+	if len(holds) == 0 {
+		return started, nil
 	}
-	const q = "UPDATE argo_task SET execute_times = execute_times + 1, task_status = 1, lease_until = ?, gmt_modified = ? WHERE id = ? AND shard_key = ? AND task_status = 2 AND lease_owner = ? AND execute_times = ? AND lease_until = ?"
-	err = s.write(ctx, func(tx *sqlx.Tx) error {
-		for i, h := range holds {
-			res, err := tx.ExecContext(ctx, q, leaseUntil, now, h.id, h.shard, owner, h.attempt, h.holdUntil)
-			if err != nil {
-				return err
-			}
-			n, err := res.RowsAffected()
-			if err != nil {
-				return err
-			}
-			started[i] = n == 1
-		}
-		return nil
-	})
-	return started, err
+	// In id order: concurrent writers lock shared rows in the same order.
+	order := make([]int, len(holds))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(holds[a].id, holds[b].id) })
+	rows := make([][]any, len(holds))
+	for k, i := range order {
+		h := holds[i]
+		rows[k] = []any{leaseUntil, now, h.id, h.shard, owner, h.attempt, h.holdUntil}
+	}
+	changed, err := s.execRowwise(ctx, heldStartSQL(s), rows)
+	if err != nil {
+		return nil, err
+	}
+	for k, i := range order {
+		started[i] = changed[k]
+	}
+	return started, nil
 }
 
-// startHeldMySQL is startHeld in one round trip: the SELECT … FOR UPDATE
-// returns (and locks) exactly the rows whose fence holds, and the UPDATE,
-// with the same condition, changes exactly those.
-//
-//	START TRANSACTION;
-//	SELECT id … WHERE <fences> FOR UPDATE;
-//	UPDATE argo_task SET <running> WHERE <fences>;
-//	COMMIT
-func (s *store) startHeldMySQL(ctx context.Context, owner string, holds []heldStart, leaseUntil, now Millis) ([]bool, error) {
-	ids := make([]int64, len(holds))
-	var tuples []string
-	var targs []any
-	for i, h := range holds {
-		ids[i] = h.id
-		tuples = append(tuples, "(?, ?, ?, ?)")
-		targs = append(targs, h.id, h.shard, h.attempt, h.holdUntil)
-	}
-	in, idArgs := inList(ids)
-	where := "id IN " + in + " AND (id, shard_key, execute_times, lease_until) IN (" + strings.Join(tuples, ", ") + ") AND task_status = 2 AND lease_owner = ?"
-	wargs := append(append(idArgs, targs...), owner)
-	query := "START TRANSACTION; SELECT id FROM argo_task WHERE " + where + " FOR UPDATE; " +
-		"UPDATE argo_task SET execute_times = execute_times + 1, task_status = 1, lease_until = ?, gmt_modified = ? WHERE " + where + "; COMMIT"
-	args := append(append(append([]any{}, wargs...), leaseUntil, now), wargs...)
-	for try := 1; ; try++ {
-		got, err := s.queryMultiIDs(ctx, query, args)
-		if err == nil {
-			ok := make(map[int64]bool, len(got))
-			for _, id := range got {
-				ok[id] = true
-			}
-			started := make([]bool, len(holds))
-			for i, h := range holds {
-				started[i] = ok[h.id]
-			}
-			return started, nil
-		}
-		if try == 5 || !isRetryableLockError(err) {
-			return nil, err
-		}
-	}
+// heldStartSQL starts one held retry: arguments lease_until, now, then the
+// fence (id, shard, owner, attempt, hold).
+func heldStartSQL(s *store) string {
+	return "UPDATE " + s.byID() + " SET execute_times = execute_times + 1, task_status = 1, lease_until = ?, gmt_modified = ? WHERE id = ? AND shard_key = ? AND task_status = 2 AND lease_owner = ? AND execute_times = ? AND lease_until = ?"
 }
 
 // heldStart fences the start of one held retry.
@@ -86,12 +55,13 @@ type heldStart struct {
 }
 
 // releaseHolds gives held retries back to every instance (at Stop): they
-// stay retrying and due, with no owner.
+// stay retrying and due, with no owner. By primary key: only those rows
+// are locked.
 func (s *store) releaseHolds(ctx context.Context, owner string, ids []int64) error {
 	if len(ids) == 0 {
 		return nil
 	}
 	in, args := inList(ids)
-	_, err := s.exec(ctx, "UPDATE argo_task SET lease_owner = '', lease_until = 0 WHERE task_status = 2 AND lease_owner = ? AND id IN "+in, append([]any{owner}, args...)...)
+	_, err := s.exec(ctx, "UPDATE "+s.byID()+" SET lease_owner = '', lease_until = 0 WHERE task_status = 2 AND lease_owner = ? AND id IN "+in, append([]any{owner}, args...)...)
 	return err
 }

@@ -59,9 +59,9 @@ const claimSet = `execute_times = CASE WHEN task_status = 4 THEN execute_times E
 
 // claimDue leases up to limit due tasks (pending, retrying or exhausted, with
 // execute_time <= now) named in names, of the given shards (all when shards
-// is nil), oldest due first. MySQL: SELECT … FOR UPDATE SKIP LOCKED, then
-// UPDATE, in one transaction. SQLite: one UPDATE … RETURNING in a BEGIN
-// IMMEDIATE transaction.
+// is nil), oldest due first. MySQL: a plain read of candidates, then a
+// fenced UPDATE by primary key of each, one round trip (store_claim.go).
+// SQLite: one UPDATE … RETURNING in a BEGIN IMMEDIATE transaction.
 func (s *store) claimDue(ctx context.Context, owner string, now, leaseUntil Millis, limit int, names []string, shards []int) ([]*Task, error) {
 	return s.claimScoped(ctx, owner, now, now, leaseUntil, limit, []claimGroup{{names: names, shards: shards}})
 }
@@ -112,45 +112,20 @@ func (s *store) claimScoped(ctx context.Context, owner string, now, dueBy, lease
 		})
 		return tasks, err
 	}
-	// READ COMMITTED: no gap locks on idx_claim, so concurrent claimers
-	// (which change task_status, an idx_claim column) do not deadlock.
-	err := s.writeIso(ctx, sql.LevelReadCommitted, func(tx *sqlx.Tx) error {
-		tasks = tasks[:0]
-		q := "SELECT " + taskColumns + " FROM argo_task WHERE " + where + " ORDER BY " + order + " LIMIT ? FOR UPDATE SKIP LOCKED"
-		if err := tx.SelectContext(ctx, &tasks, q, append(args, limit)...); err != nil {
-			return err
-		}
-		if len(tasks) == 0 {
-			return nil
-		}
-		ids := make([]int64, len(tasks))
-		for i, t := range tasks {
-			ids[i] = t.ID
-		}
-		in, idArgs := inList(ids)
-		_, err := tx.ExecContext(ctx, "UPDATE argo_task SET "+claimSet+" WHERE id IN "+in, append([]any{owner, leaseUntil, now}, idArgs...)...)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	for _, t := range tasks {
-		if t.State == StateExhausted {
-			t.State = StateFallingBack
-		} else {
-			t.ExecuteTimes++
-			t.State = StateRunning
-		}
-		t.LeaseOwner, t.LeaseUntil, t.GmtModified = owner, leaseUntil, now
-	}
-	return tasks, nil
+	return s.claimMySQL(ctx, owner, now, dueBy, leaseUntil, limit, where, order, args)
 }
 
 // claimByID leases one task that is due now in the given from-state
-// (pending, retrying or exhausted). It returns the claimed row, or nil if
-// someone else holds it or it is not (yet) visible.
+// (pending, retrying or exhausted) and neither leased nor held: a row
+// running or falling back under any owner, finished, or held for its
+// owner's retry is left alone. It returns the claimed row, or nil if the row
+// is not claimable (someone else holds it, it changed, or it is not yet
+// visible).
 func (s *store) claimByID(ctx context.Context, id int64, from State, owner string, now, leaseUntil Millis) (*Task, error) {
-	n, err := s.exec(ctx, "UPDATE argo_task SET "+claimSet+" WHERE id = ? AND task_status = ?", owner, leaseUntil, now, id, from)
+	if from != StatePending && from != StateRetrying && from != StateExhausted {
+		return nil, fmt.Errorf("argo: claimByID of task %d from %s: only pending, retrying or exhausted tasks are claimed", id, from)
+	}
+	n, err := s.exec(ctx, "UPDATE "+s.byID()+" SET "+claimSet+" WHERE id = ? AND task_status = ? AND execute_time <= ? AND lease_until <= ?", owner, leaseUntil, now, id, from, now, now)
 	if err != nil || n == 0 {
 		return nil, err
 	}
