@@ -1,0 +1,320 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/argo-retry/argo/internal/testdb"
+)
+
+// runLog records every run of a task function, by the marker in its
+// arguments: which attempt numbers ran, in order.
+type runLog struct {
+	mu   sync.Mutex
+	runs map[string][]int
+}
+
+func (l *runLog) add(ctx context.Context, args []byte) string {
+	var a struct{ M string }
+	_ = json.Unmarshal(args, &a)
+	_, attempt, _ := AttemptFrom(ctx)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.runs == nil {
+		l.runs = map[string][]int{}
+	}
+	l.runs[a.M] = append(l.runs[a.M], attempt)
+	return a.M
+}
+
+func (l *runLog) get(m string) []int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]int(nil), l.runs[m]...)
+}
+
+func markerArgs(m string) []byte { return []byte(fmt.Sprintf(`{"M":%q}`, m)) }
+
+// rowsWithMarker counts the argo_task rows whose arguments carry marker m.
+func rowsWithMarker(t *testing.T, rt *Runtime, m string) int {
+	t.Helper()
+	var n int
+	if err := rt.store.db.GetContext(context.Background(), &n, "SELECT COUNT(*) FROM argo_task WHERE task_parameter = ?", string(markerArgs(m))); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// historyOf renders a task's attempt history as "1:failed,2:succeeded".
+func historyOf(t *testing.T, rt *Runtime, id int64) string {
+	t.Helper()
+	atts, err := rt.Inspector().Attempts(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, a := range atts {
+		out = append(out, fmt.Sprintf("%d:%s", a.Attempt, a.Outcome))
+	}
+	return strings.Join(out, ",")
+}
+
+// proxiedRuntime starts a runtime on a fresh MariaDB database reached
+// through a FaultProxy.
+func proxiedRuntime(t *testing.T, tweak func(*Config)) (*Runtime, *testdb.FaultProxy) {
+	t.Helper()
+	dsn := testdb.MySQLDSN(t)
+	proxy := testdb.NewFaultProxy(t, dsn)
+	cfg := testConfig(proxy.DSN(dsn))
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	rt := startRuntime(t, cfg)
+	return rt, proxy
+}
+
+// A submit whose INSERT committed but whose answer was lost (the connection
+// cut right after the server committed) returns nil, writes one row, and
+// runs it once as attempt 1: never ErrNotPersisted, never a lease_expired
+// attempt for a row written leased whose attempt did not start.
+func TestSubmitWhoseAnswerIsLost(t *testing.T) {
+	for _, thread := range []Thread{Async, Sync} {
+		t.Run(fmt.Sprint(thread), func(t *testing.T) {
+			rt, proxy := proxiedRuntime(t, nil)
+			var log runLog
+			def := &TaskDef{Name: "lost.answer", Thread: thread, Policy: fastPolicy(1), Run: func(ctx context.Context, args []byte) error {
+				log.add(ctx, args)
+				return nil
+			}}
+			if err := rt.Register(def); err != nil {
+				t.Fatal(err)
+			}
+			proxy.CutAnswer("INSERT INTO argo_task (", 1)
+			id, err := rt.Submit(context.Background(), Call{Task: def, Args: markerArgs("only")})
+			if err != nil {
+				t.Fatalf("Submit whose INSERT committed: %v, want nil", err)
+			}
+			if proxy.Cuts() != 1 {
+				t.Fatalf("the proxy lost %d answers, want 1", proxy.Cuts())
+			}
+			if n := rowsWithMarker(t, rt, "only"); n != 1 {
+				t.Fatalf("%d rows for the submit, want 1", n)
+			}
+			task := waitState(t, rt, id, StateSucceeded, 10*time.Second)
+			if got := log.get("only"); len(got) != 1 || got[0] != 1 || task.ExecuteTimes != 1 {
+				t.Fatalf("runs %v, execute_times %d: want one run, attempt 1", got, task.ExecuteTimes)
+			}
+			if h := historyOf(t, rt, id); h != "1:succeeded" {
+				t.Fatalf("history %q, want 1:succeeded (no lease_expired attempt)", h)
+			}
+		})
+	}
+}
+
+// 600 submits with deadlines of 0–3 ms: a submit returns nil only with its
+// row written, ErrNotPersisted only without; every row runs exactly once
+// per attempt, as attempt 1, and none ends dead without running.
+func TestSubmitsWithTinyDeadlines(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		rt := startRuntime(t, testConfig(dsn))
+		var log runLog
+		run := func(ctx context.Context, args []byte) error { log.add(ctx, args); return nil }
+		async := &TaskDef{Name: "tiny.async", Policy: fastPolicy(1), Run: run}
+		syncDef := &TaskDef{Name: "tiny.sync", Thread: Sync, Policy: fastPolicy(1), Run: run}
+		if err := rt.Register(async, syncDef); err != nil {
+			t.Fatal(err)
+		}
+		const submits = 600
+		results := make([]error, submits)
+		ids := make([]int64, submits)
+		var wg sync.WaitGroup
+		for w := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := w; i < submits; i += 8 {
+					def := async
+					if i%3 == 0 {
+						def = syncDef
+					}
+					ctx, cancel := context.WithTimeout(context.Background(), time.Duration(i%4)*time.Millisecond)
+					ids[i], results[i] = rt.Submit(ctx, Call{Task: def, Args: markerArgs(fmt.Sprint(i))})
+					cancel()
+				}
+			}()
+		}
+		wg.Wait()
+		var ok, notPersisted, unknown int
+		for i, err := range results {
+			m := fmt.Sprint(i)
+			rows := rowsWithMarker(t, rt, m)
+			switch {
+			case err == nil:
+				ok++
+				if rows != 1 {
+					t.Errorf("submit %d returned nil with %d rows", i, rows)
+				}
+			case errors.Is(err, ErrNotPersisted):
+				notPersisted++
+				if rows != 0 {
+					t.Errorf("submit %d returned %v with %d rows", i, err, rows)
+				}
+			case errors.Is(err, ErrOutcomeUnknown):
+				unknown++
+			default:
+				t.Errorf("submit %d: unexpected error %v", i, err)
+			}
+		}
+		t.Logf("%d submits with 0–3 ms deadlines: %d nil, %d ErrNotPersisted, %d ErrOutcomeUnknown", submits, ok, notPersisted, unknown)
+		if unknown > 0 {
+			t.Errorf("%d submits returned ErrOutcomeUnknown with the database up", unknown)
+		}
+		// Every row ends succeeded after one run, as attempt 1.
+		waitFor(t, 30*time.Second, "every submitted row to finish", func() bool {
+			var open int
+			if err := rt.store.db.GetContext(context.Background(), &open, "SELECT COUNT(*) FROM argo_task WHERE task_status NOT IN (3, 6, 7, 8)"); err != nil {
+				t.Fatal(err)
+			}
+			return open == 0
+		})
+		var rows []struct {
+			ID      int64  `db:"id"`
+			State   State  `db:"task_status"`
+			Times   int    `db:"execute_times"`
+			Payload string `db:"task_parameter"`
+		}
+		if err := rt.store.db.SelectContext(context.Background(), &rows, "SELECT id, task_status, execute_times, task_parameter FROM argo_task"); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			var a struct{ M string }
+			_ = json.Unmarshal([]byte(r.Payload), &a)
+			runs := log.get(a.M)
+			if r.State != StateSucceeded || r.Times != 1 || len(runs) != 1 || runs[0] != 1 {
+				t.Errorf("submit %s (task %d): %s after %d attempts, runs %v; want succeeded after one run as attempt 1 (history %s)", a.M, r.ID, r.State, r.Times, runs, historyOf(t, rt, r.ID))
+			}
+		}
+		if len(rows) != ok {
+			t.Errorf("%d rows for %d submits that returned nil", len(rows), ok)
+		}
+	})
+}
+
+// A held retry whose start committed but whose answer was lost runs its
+// attempt 2 once, at once, leased by this instance; it is not left running
+// unrun until its lease expires and charged a lease_expired attempt.
+func TestHeldStartWhoseAnswerIsLost(t *testing.T) {
+	rt, proxy := proxiedRuntime(t, nil)
+	var log runLog
+	def := &TaskDef{Name: "held.lost", Policy: fastPolicy(2), Run: func(ctx context.Context, args []byte) error {
+		if _, attempt, _ := AttemptFrom(ctx); attempt == 1 {
+			log.add(ctx, args)
+			proxy.CutAnswer("SET execute_times = execute_times + 1, task_status = 1", 1)
+			return errors.New("first attempt fails")
+		}
+		log.add(ctx, args)
+		return nil
+	}}
+	if err := rt.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	id, err := rt.Submit(context.Background(), Call{Task: def, Args: markerArgs("held")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := waitState(t, rt, id, StateSucceeded, 10*time.Second)
+	if proxy.Cuts() != 1 {
+		t.Fatalf("the proxy lost %d answers, want 1 (the held start)", proxy.Cuts())
+	}
+	if got := log.get("held"); len(got) != 2 || got[0] != 1 || got[1] != 2 || task.ExecuteTimes != 2 {
+		t.Fatalf("runs %v, execute_times %d: want attempts 1 and 2, once each", got, task.ExecuteTimes)
+	}
+	if h := historyOf(t, rt, id); h != "1:failed,2:succeeded" {
+		t.Fatalf("history %q, want 1:failed,2:succeeded", h)
+	}
+}
+
+// An outcome write (a failure whose retry is held) that committed but whose
+// answer was lost counts as written: the outcome is recorded once, the
+// retry is held and starts when due, not a lease later, and runs once.
+func TestOutcomeWriteWhoseAnswerIsLost(t *testing.T) {
+	const lease = 10 * time.Second
+	rt, proxy := proxiedRuntime(t, func(c *Config) { c.LeaseDuration = lease })
+	var log runLog
+	var failedAt time.Time
+	var mu sync.Mutex
+	def := &TaskDef{Name: "outcome.lost", Policy: fastPolicy(2), Run: func(ctx context.Context, args []byte) error {
+		log.add(ctx, args)
+		if _, attempt, _ := AttemptFrom(ctx); attempt == 1 {
+			proxy.CutAnswer("INSERT INTO argo_task_attempt", 1)
+			mu.Lock()
+			failedAt = time.Now()
+			mu.Unlock()
+			return errors.New("first attempt fails")
+		}
+		return nil
+	}}
+	if err := rt.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	id, err := rt.Submit(context.Background(), Call{Task: def, Args: markerArgs("outcome")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := waitState(t, rt, id, StateSucceeded, 2*lease)
+	mu.Lock()
+	took := time.Since(failedAt)
+	mu.Unlock()
+	if proxy.Cuts() != 1 {
+		t.Fatalf("the proxy lost %d answers, want 1 (the failure's write)", proxy.Cuts())
+	}
+	if got := log.get("outcome"); len(got) != 2 || got[1] != 2 || task.ExecuteTimes != 2 {
+		t.Fatalf("runs %v, execute_times %d: want attempts 1 and 2, once each", got, task.ExecuteTimes)
+	}
+	if h := historyOf(t, rt, id); h != "1:failed,2:succeeded" {
+		t.Fatalf("history %q, want 1:failed,2:succeeded (the failure recorded once)", h)
+	}
+	if took > lease/2 {
+		t.Fatalf("retry finished %s after the failure: the landed outcome was taken for lost and the held retry waited for its hold to run out", took)
+	}
+}
+
+// Migration 000003 keeps old rows (token NULL, any number of them) and can
+// be applied twice (two processes migrating at once).
+func TestSubmitTokenMigration(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		rt := startRuntime(t, testConfig(dsn))
+		ctx := context.Background()
+		for range 2 {
+			if _, err := rt.store.db.ExecContext(ctx, "INSERT INTO argo_task (task_id, execute_time, task_parameter, error_msg, fallback_error_msg, discard_reason, gmt_create, gmt_modified) VALUES ('old', 1, '{}', '', '', '', 1, 1)"); err != nil {
+				t.Fatalf("a row without a token (written before 000003): %v", err)
+			}
+		}
+		if _, err := rt.store.db.ExecContext(ctx, "DELETE FROM argo_schema_migrations WHERE version = 3"); err != nil {
+			t.Fatal(err)
+		}
+		if applied, err := Migrate(ctx, rt.store.db.DB, rt.Dialect()); err != nil || len(applied) != 1 {
+			t.Fatalf("re-applying 000003: %v, %v", applied, err)
+		}
+		tok := newSubmitToken()
+		a := &Task{Name: "tok", ExecuteTime: 1, Parameter: "{}", GmtCreate: 1, GmtModified: 1}
+		if err := rt.store.insertToken(ctx, nil, a, tok); err != nil {
+			t.Fatal(err)
+		}
+		b := *a
+		b.ID = 0
+		if err := rt.store.insertToken(ctx, nil, &b, tok); err != nil || b.ID != a.ID {
+			t.Fatalf("the same INSERT again: id %d, %v; want the first row's id %d and nil", b.ID, err, a.ID)
+		}
+		var n int
+		if err := rt.store.db.GetContext(ctx, &n, "SELECT COUNT(*) FROM argo_task WHERE task_id = 'tok'"); err != nil || n != 1 {
+			t.Fatalf("%d rows after the same INSERT twice, want 1 (%v)", n, err)
+		}
+	})
+}
