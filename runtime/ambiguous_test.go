@@ -318,3 +318,89 @@ func TestSubmitTokenMigration(t *testing.T) {
 		}
 	})
 }
+
+// A submit refused by argo's own locking (here a lock wait timeout, 1205,
+// behind a transaction that holds the end of the primary key) is retried
+// until the lock is free and returns nil; written into the caller's
+// transaction, where argo cannot retry, it says what happened to it.
+func TestSubmitRetriesLockRefusals(t *testing.T) {
+	dsn := testdb.MySQLDSN(t) + "&innodb_lock_wait_timeout=1"
+	if !strings.Contains(dsn, "?") {
+		dsn = strings.Replace(dsn, "&", "?", 1)
+	}
+	rt := startRuntime(t, testConfig(dsn))
+	var log runLog
+	def := &TaskDef{Name: "locked", Policy: fastPolicy(1), Run: func(ctx context.Context, args []byte) error { log.add(ctx, args); return nil }}
+	if err := rt.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	// Holds the supremum of the primary key: every INSERT waits for it.
+	blockFor := func(d time.Duration) {
+		blocker, err := rt.DB().BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := blocker.ExecContext(ctx, "SELECT id FROM argo_task WHERE id > 0 FOR UPDATE"); err != nil {
+			t.Fatal(err)
+		}
+		time.AfterFunc(d, func() { blocker.Rollback() })
+	}
+
+	blockFor(1500 * time.Millisecond)
+	id, err := rt.Submit(ctx, Call{Task: def, Args: markerArgs("locked")})
+	if err != nil {
+		t.Fatalf("Submit behind a lock held 1.5 s (lock wait timeout 1 s): %v, want nil after a retry", err)
+	}
+	waitState(t, rt, id, StateSucceeded, 10*time.Second)
+	if got := log.get("locked"); len(got) != 1 || rowsWithMarker(t, rt, "locked") != 1 {
+		t.Fatalf("runs %v, rows %d: want one of each", got, rowsWithMarker(t, rt, "locked"))
+	}
+
+	blockFor(3 * time.Second)
+	tx, err := rt.DB().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	_, err = rt.SubmitTx(ctx, tx, Call{Task: def, Args: markerArgs("in-tx")})
+	if !errors.Is(err, ErrNotPersisted) || !strings.Contains(err.Error(), "1205") || !strings.Contains(err.Error(), "run it again from BEGIN") {
+		t.Fatalf("SubmitTx refused by a lock wait timeout: %v, want ErrNotPersisted saying what to do", err)
+	}
+}
+
+// SubmitTx through an autocommit handle (not a transaction) whose answer is
+// lost is resolved like Submit; through a transaction whose connection is
+// cut, it is not persisted and says the transaction cannot commit.
+func TestSubmitTxWhoseAnswerIsLost(t *testing.T) {
+	rt, proxy := proxiedRuntime(t, nil)
+	var log runLog
+	def := &TaskDef{Name: "tx.lost", Policy: fastPolicy(1), Run: func(ctx context.Context, args []byte) error { log.add(ctx, args); return nil }}
+	if err := rt.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	proxy.CutAnswer("INSERT INTO argo_task (", 1)
+	id, err := rt.SubmitTx(ctx, rt.DB(), Call{Task: def, Args: markerArgs("autocommit")})
+	if err != nil || rowsWithMarker(t, rt, "autocommit") != 1 {
+		t.Fatalf("SubmitTx(autocommit) whose INSERT committed: %v, %d rows; want nil and 1 row", err, rowsWithMarker(t, rt, "autocommit"))
+	}
+	waitState(t, rt, id, StateSucceeded, 10*time.Second)
+
+	tx, err := rt.DB().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	proxy.CutAnswer("INSERT INTO argo_task (", 1)
+	_, err = rt.SubmitTx(ctx, tx, Call{Task: def, Args: markerArgs("in-tx")})
+	if !errors.Is(err, ErrNotPersisted) || !strings.Contains(err.Error(), "can no longer commit") {
+		t.Fatalf("SubmitTx whose transaction's connection was cut: %v, want ErrNotPersisted saying the transaction cannot commit", err)
+	}
+	if tx.Commit() == nil {
+		t.Fatal("the cut transaction committed")
+	}
+	if n := rowsWithMarker(t, rt, "in-tx"); n != 0 {
+		t.Fatalf("%d rows for a submit that said not persisted", n)
+	}
+}

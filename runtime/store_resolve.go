@@ -89,19 +89,23 @@ func isSubmitLockError(err error) bool {
 	return false
 }
 
-// isDataRefusal reports a statement refused for the data it carries (too
-// long, bad characters, out of range, missing value): the same statement is
-// refused every time, so its first run was refused too.
-func isDataRefusal(err error) bool {
-	var me *mysql.MySQLError
-	if !errors.As(err, &me) {
+// isLastingRefusal reports a refusal that the same statement meets every
+// time (its data, rights, the schema), so that the first run of a statement
+// run again was refused too: any server refusal but lock conflicts and the
+// server's passing states (too many connections, shutting down, connection
+// killed, read-only during a failover, interrupted).
+func isLastingRefusal(err error) bool {
+	if !outcomeKnown(err) || isSubmitLockError(err) {
 		return false
 	}
-	switch me.Number {
-	case 1048, 1264, 1265, 1292, 1364, 1366, 1406:
-		return true
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		switch me.Number {
+		case 1040, 1053, 1152, 1184, 1290, 1317, 1836, 1927, 4031:
+			return false
+		}
 	}
-	return false
+	return true
 }
 
 // lockBackoff is the jittered wait before try (2, 3, …) of a write refused
@@ -208,8 +212,9 @@ func (s *store) resolveTxInsert(ctx context.Context, tx Execer, t *Task, token [
 
 // resolveInsert runs a submit's INSERT again until it gives an answer or
 // ctx ends: nil (written now, or a duplicate on the token: written before;
-// t.ID is set either way), ErrDuplicate, a refusal of the data (the first
-// run was refused too), or *errUnresolved with the last error.
+// t.ID is set either way), ErrDuplicate, a lasting refusal (the first run
+// was refused too), or *errUnresolved with the last error. Without a
+// deadline on ctx it tries until the database answers.
 func (s *store) resolveInsert(ctx context.Context, t *Task, token []byte, last error) error {
 	for try := 1; ; try++ {
 		if try > 1 && !sleepCtx(ctx, lockBackoff(try)) {
@@ -217,7 +222,7 @@ func (s *store) resolveInsert(ctx context.Context, t *Task, token []byte, last e
 		}
 		err := s.insertToken(ctx, nil, t, token)
 		switch {
-		case err == nil || errors.Is(err, ErrDuplicate) || isDataRefusal(err):
+		case err == nil || errors.Is(err, ErrDuplicate) || isLastingRefusal(err):
 			return err
 		case ctx.Err() != nil:
 			return &errUnresolved{last: lastCause(err, last)}

@@ -51,7 +51,8 @@ func (s *store) insertToken(ctx context.Context, ex Execer, t *Task, token []byt
 		if isDuplicate(err) && strings.Contains(err.Error(), "submit_token") {
 			id, qerr := s.submitTokenID(ctx, token)
 			if qerr != nil {
-				return fmt.Errorf("%w (and the row could not be read: %v)", err, qerr)
+				// Not the server's refusal (%v): the row exists, its id is unknown.
+				return fmt.Errorf("argo: this submit's row exists, but its id could not be read: %v", qerr)
 			}
 			if id != 0 {
 				t.ID = id
