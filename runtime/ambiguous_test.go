@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -403,4 +405,141 @@ func TestSubmitTxWhoseAnswerIsLost(t *testing.T) {
 	if n := rowsWithMarker(t, rt, "in-tx"); n != 0 {
 		t.Fatalf("%d rows for a submit that said not persisted", n)
 	}
+}
+
+// syncBuffer is a log sink safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// A success whose write committed but whose answer was lost is known as
+// recorded: no "outcome not recorded" (lease lost) warning, one run, and
+// the row succeeded at attempt 1.
+func TestSuccessWriteWhoseAnswerIsLost(t *testing.T) {
+	var logs syncBuffer
+	rt, proxy := proxiedRuntime(t, func(c *Config) {
+		c.Logger = slog.New(slog.NewTextHandler(io.MultiWriter(&logs, logWriter{}), &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
+	var log runLog
+	def := &TaskDef{Name: "success.lost", Policy: fastPolicy(1), Run: func(ctx context.Context, args []byte) error {
+		log.add(ctx, args)
+		proxy.CutAnswer("FORCE INDEX (PRIMARY) SET task_status = 3,", 1)
+		return nil
+	}}
+	if err := rt.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	id, err := rt.Submit(context.Background(), Call{Task: def, Args: markerArgs("success")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, rt, id, StateSucceeded, 10*time.Second)
+	waitFor(t, 10*time.Second, "the success write's answer to be lost", func() bool { return proxy.Cuts() == 1 })
+	if got := log.get("success"); len(got) != 1 {
+		t.Fatalf("runs %v, want one", got)
+	}
+	if h := historyOf(t, rt, id); h != "1:succeeded" {
+		t.Fatalf("history %q, want 1:succeeded", h)
+	}
+	// The write is settled (or retried in the background) before the
+	// attempt ends; Stop waits for both.
+	if err := rt.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(logs.String(), "outcome not recorded") {
+		t.Fatalf("a success that landed was logged as not recorded:\n%s", logs.String())
+	}
+}
+
+// A submit written leased whose INSERT committed, but whose answer was lost
+// and the database then unreachable past the floor, returns
+// ErrOutcomeUnknown; once the database answers again (within the lease),
+// the background resolution finds the row and runs it as attempt 1, never
+// charged a lease_expired attempt.
+func TestSubmitOutcomeUnknownResolvedLater(t *testing.T) {
+	rt, proxy := proxiedRuntime(t, func(c *Config) { c.LeaseDuration = 20 * time.Second })
+	var log runLog
+	def := &TaskDef{Name: "unknown.later", Policy: fastPolicy(1), Run: func(ctx context.Context, args []byte) error {
+		log.add(ctx, args)
+		return nil
+	}}
+	if err := rt.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	proxy.CutAnswer("INSERT INTO argo_task (", 1)
+	proxy.RefuseAfterCut()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := rt.Submit(ctx, Call{Task: def, Args: markerArgs("later")})
+	if !errors.Is(err, ErrOutcomeUnknown) {
+		t.Fatalf("Submit with the database unreachable after its INSERT committed: %v, want ErrOutcomeUnknown", err)
+	}
+	if took := time.Since(start); took < submitResolveFloor || took > submitResolveFloor+5*time.Second {
+		t.Fatalf("Submit gave up after %s, want about submitResolveFloor (%s)", took, submitResolveFloor)
+	}
+	proxy.SetRefusing(false)
+	waitFor(t, 15*time.Second, "the resolved submit to run", func() bool { return len(log.get("later")) > 0 })
+	var id int64
+	if err := rt.store.db.GetContext(context.Background(), &id, "SELECT id FROM argo_task WHERE task_parameter = ?", string(markerArgs("later"))); err != nil {
+		t.Fatal(err)
+	}
+	task := waitState(t, rt, id, StateSucceeded, 10*time.Second)
+	if got := log.get("later"); len(got) != 1 || got[0] != 1 || task.ExecuteTimes != 1 {
+		t.Fatalf("runs %v, execute_times %d: want one run, attempt 1", got, task.ExecuteTimes)
+	}
+	if h := historyOf(t, rt, id); h != "1:succeeded" {
+		t.Fatalf("history %q, want 1:succeeded", h)
+	}
+}
+
+// confirmSubmitLease renews only a first attempt still leased by its owner
+// and not started: a rescued, finished or foreign row is left alone.
+func TestConfirmSubmitLeaseFence(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		rt := startRuntime(t, testConfig(dsn))
+		ctx := context.Background()
+		leased := func(mut string) int64 {
+			t.Helper()
+			task := &Task{Name: "fence", State: StateRunning, ExecuteTimes: 1, LeaseOwner: "me", LeaseUntil: 5, ExecuteTime: 1, Parameter: "{}", GmtCreate: 1, GmtModified: 1}
+			if err := rt.store.insert(ctx, nil, task); err != nil {
+				t.Fatal(err)
+			}
+			if mut != "" {
+				if _, err := rt.store.db.ExecContext(ctx, "UPDATE argo_task SET "+mut+" WHERE id = ?", task.ID); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return task.ID
+		}
+		for _, c := range []struct {
+			mut  string
+			want bool
+		}{
+			{"", true},
+			{"task_status = 2, lease_owner = ''", false}, // rescued
+			{"lease_owner = 'other'", false},
+			{"execute_times = 2", false},
+			{"attempt_started_at = 7", false}, // it ran
+		} {
+			id := leased(c.mut)
+			ok, err := rt.store.confirmSubmitLease(ctx, id, "me", 99)
+			if err != nil || ok != c.want {
+				t.Errorf("after %q: confirmed %v (%v), want %v", c.mut, ok, err, c.want)
+			}
+		}
+	})
 }

@@ -32,6 +32,9 @@ type FaultProxy struct {
 	wg    sync.WaitGroup
 
 	cuts atomic.Int64
+	// refusing: every connection is cut at once (the server unreachable).
+	refusing       atomic.Bool
+	refuseAfterCut atomic.Bool
 }
 
 type cutRule struct {
@@ -78,6 +81,26 @@ func (p *FaultProxy) CutAnswer(contains string, times int) {
 	p.rules = append(p.rules, &cutRule{contains: []byte(contains), left: times})
 }
 
+// RefuseAfterCut makes the next lost answer also make the server
+// unreachable (SetRefusing(true)) before the client learns of the cut.
+func (p *FaultProxy) RefuseAfterCut() { p.refuseAfterCut.Store(true) }
+
+// SetRefusing(true) cuts every connection through the proxy and every new
+// one at once, as if the server were unreachable; SetRefusing(false) lets
+// new connections through again.
+func (p *FaultProxy) SetRefusing(on bool) {
+	p.refusing.Store(on)
+	if !on {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c := range p.conns {
+		c.Close()
+		delete(p.conns, c)
+	}
+}
+
 // Cuts returns how many answers the proxy has lost so far.
 func (p *FaultProxy) Cuts() int { return int(p.cuts.Load()) }
 
@@ -115,6 +138,10 @@ func (p *FaultProxy) accept() {
 		client, err := p.ln.Accept()
 		if err != nil {
 			return
+		}
+		if p.refusing.Load() {
+			client.Close()
+			continue
 		}
 		server, err := net.Dial("tcp", p.target)
 		if err != nil {
@@ -196,6 +223,9 @@ func (pp *proxyPair) serverToClient() {
 		n, err := pp.server.Read(buf)
 		if n > 0 && pp.cutting.Load() {
 			pp.p.cuts.Add(1)
+			if pp.p.refuseAfterCut.CompareAndSwap(true, false) {
+				pp.p.SetRefusing(true)
+			}
 			pp.client.Close()
 			_, _ = io.Copy(io.Discard, pp.server)
 			return
