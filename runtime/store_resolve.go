@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"strings"
 	"time"
 
@@ -59,12 +60,17 @@ var insertTokenSQL = func() string {
 // outcomeKnown reports whether a failed write certainly changed nothing: the
 // server refused it (a MySQL error packet, which means the statement, and an
 // autocommit or failed COMMIT, rolled back; a SQLite error other than an
-// interrupt). Everything else (network errors, driver.ErrBadConn, context
-// errors, io errors) may have come after the commit.
+// interrupt), or no connection could be opened to send it. Everything else
+// (network errors on an open connection, driver.ErrBadConn, context errors,
+// io errors) may have come after the commit.
 func outcomeKnown(err error) bool {
 	var me *mysql.MySQLError
 	if errors.As(err, &me) {
 		return true
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Op == "dial" {
+		return true // nothing was sent
 	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
@@ -91,11 +97,12 @@ func isSubmitLockError(err error) bool {
 
 // isLastingRefusal reports a refusal that the same statement meets every
 // time (its data, rights, the schema), so that the first run of a statement
-// run again was refused too: any server refusal but lock conflicts and the
-// server's passing states (too many connections, shutting down, connection
-// killed, read-only during a failover, interrupted).
+// run again was refused too: any refusal by the server but lock conflicts
+// and the server's passing states (too many connections, shutting down,
+// connection killed, read-only during a failover, interrupted). A failure to
+// connect is no refusal: the server may be back later.
 func isLastingRefusal(err error) bool {
-	if !outcomeKnown(err) || isSubmitLockError(err) {
+	if isSubmitLockError(err) {
 		return false
 	}
 	var me *mysql.MySQLError
@@ -104,8 +111,10 @@ func isLastingRefusal(err error) bool {
 		case 1040, 1053, 1152, 1184, 1290, 1317, 1836, 1927, 4031:
 			return false
 		}
+		return true
 	}
-	return true
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff != 9 // not an interrupt
 }
 
 // lockBackoff is the jittered wait before try (2, 3, …) of a write refused
