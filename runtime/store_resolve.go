@@ -137,18 +137,15 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 }
 
 // resolveContext is the context a write whose outcome is unknown is resolved
-// under: the caller's values, not its cancellation, and its deadline or
-// floor from now, whichever is later.
+// under: the caller's values, not its cancellation; it ends when the
+// caller's context ends (its deadline, or a cancel), but not before floor
+// from now. A caller's context that never ends lets it run until the
+// database answers.
 func resolveContext(callerCtx context.Context, floor time.Duration) (context.Context, context.CancelFunc) {
-	deadline := time.Now().Add(floor)
-	if d, ok := callerCtx.Deadline(); ok && d.After(deadline) {
-		deadline = d
-	}
-	if _, ok := callerCtx.Deadline(); !ok && callerCtx.Err() == nil {
-		// No deadline and not canceled: the caller is willing to wait.
-		return context.WithCancel(context.WithoutCancel(callerCtx))
-	}
-	return context.WithDeadline(context.WithoutCancel(callerCtx), deadline)
+	ctx, cancel := context.WithCancel(context.WithoutCancel(callerCtx))
+	floorEnd := time.Now().Add(floor)
+	stop := context.AfterFunc(callerCtx, func() { time.AfterFunc(time.Until(floorEnd), cancel) })
+	return ctx, func() { stop(); cancel() }
 }
 
 // errUnresolved is what a resolution returns when the database stayed
