@@ -67,6 +67,26 @@ func historyOf(t *testing.T, rt *Runtime, id int64) string {
 	return strings.Join(out, ",")
 }
 
+// waitSucceeded waits for task id to succeed; on timeout it reports the
+// task's state and history.
+func waitSucceeded(t *testing.T, rt *Runtime, id int64, timeout time.Duration) *Task {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		task, err := rt.Inspector().Get(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if task.State == StateSucceeded {
+			return task
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %d is %s at attempt %d after %s, want succeeded (history %s)", id, task.State, task.ExecuteTimes, timeout, historyOf(t, rt, id))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // proxiedRuntime starts a runtime on a fresh MariaDB database reached
 // through a FaultProxy.
 func proxiedRuntime(t *testing.T, tweak func(*Config)) (*Runtime, *testdb.FaultProxy) {
@@ -108,7 +128,7 @@ func TestSubmitWhoseAnswerIsLost(t *testing.T) {
 			if n := rowsWithMarker(t, rt, "only"); n != 1 {
 				t.Fatalf("%d rows for the submit, want 1", n)
 			}
-			task := waitState(t, rt, id, StateSucceeded, 10*time.Second)
+			task := waitSucceeded(t, rt, id, 10*time.Second)
 			if got := log.get("only"); len(got) != 1 || got[0] != 1 || task.ExecuteTimes != 1 {
 				t.Fatalf("runs %v, execute_times %d: want one run, attempt 1", got, task.ExecuteTimes)
 			}
@@ -246,7 +266,7 @@ func TestHeldStartWhoseAnswerIsLost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	task := waitState(t, rt, id, StateSucceeded, 10*time.Second)
+	task := waitSucceeded(t, rt, id, 10*time.Second)
 	if proxy.Cuts() != 1 {
 		t.Fatalf("the proxy lost %d answers, want 1 (the held start)", proxy.Cuts())
 	}
@@ -285,7 +305,7 @@ func TestOutcomeWriteWhoseAnswerIsLost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	task := waitState(t, rt, id, StateSucceeded, 2*lease)
+	task := waitSucceeded(t, rt, id, 2*lease)
 	mu.Lock()
 	took := time.Since(failedAt)
 	mu.Unlock()
@@ -513,7 +533,7 @@ func TestSubmitOutcomeUnknownResolvedLater(t *testing.T) {
 	if err := rt.store.db.GetContext(context.Background(), &id, "SELECT id FROM argo_task WHERE task_parameter = ?", string(markerArgs("later"))); err != nil {
 		t.Fatal(err)
 	}
-	task := waitState(t, rt, id, StateSucceeded, 10*time.Second)
+	task := waitSucceeded(t, rt, id, 10*time.Second)
 	if got := log.get("later"); len(got) != 1 || got[0] != 1 || task.ExecuteTimes != 1 {
 		t.Fatalf("runs %v, execute_times %d: want one run, attempt 1", got, task.ExecuteTimes)
 	}
