@@ -106,8 +106,12 @@ func proxiedRuntime(t *testing.T, tweak func(*Config)) (*Runtime, *testdb.FaultP
 // runs it once as attempt 1: never ErrNotPersisted, never a lease_expired
 // attempt for a row written leased whose attempt did not start.
 func TestSubmitWhoseAnswerIsLost(t *testing.T) {
-	for _, thread := range []Thread{Async, Sync} {
-		t.Run(fmt.Sprint(thread), func(t *testing.T) {
+	for _, c := range []struct {
+		thread    Thread
+		uniqueKey string // the second INSERT meets the first's unique key before its token
+	}{{Async, ""}, {Sync, ""}, {Async, "k"}} {
+		thread := c.thread
+		t.Run(fmt.Sprintf("%s/unique-key=%q", thread, c.uniqueKey), func(t *testing.T) {
 			rt, proxy := proxiedRuntime(t, nil)
 			var log runLog
 			def := &TaskDef{Name: "lost.answer", Thread: thread, Policy: fastPolicy(1), Run: func(ctx context.Context, args []byte) error {
@@ -118,7 +122,7 @@ func TestSubmitWhoseAnswerIsLost(t *testing.T) {
 				t.Fatal(err)
 			}
 			proxy.CutAnswer("INSERT INTO argo_task (", 1)
-			id, err := rt.Submit(context.Background(), Call{Task: def, Args: markerArgs("only")})
+			id, err := rt.Submit(context.Background(), Call{Task: def, Args: markerArgs("only"), UniqueKey: c.uniqueKey})
 			if err != nil {
 				t.Fatalf("Submit whose INSERT committed: %v, want nil", err)
 			}

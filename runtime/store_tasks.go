@@ -35,9 +35,11 @@ func (s *store) insert(ctx context.Context, ex Execer, t *Task) error {
 	return s.insertToken(ctx, ex, t, newSubmitToken())
 }
 
-// insertToken is insert under the given submit token. A duplicate on the
-// token means this very submit was written already (a resolution runs the
-// INSERT again, store_resolve.go): t.ID is set to that row and it returns nil. A unique-key clash returns
+// insertToken is insert under the given submit token. A duplicate whose row
+// carries the token means this very submit was written already (a
+// resolution runs the INSERT again, store_resolve.go): t.ID is set to that
+// row and it returns nil. (Through ex, the caller's transaction, the token
+// is new: there is no resolution by running the INSERT again there.) A unique-key clash returns
 // ErrDuplicate with t.ID set to the existing row.
 func (s *store) insertToken(ctx context.Context, ex Execer, t *Task, token []byte) error {
 	var res sql.Result
@@ -48,7 +50,9 @@ func (s *store) insertToken(ctx context.Context, ex Execer, t *Task, token []byt
 		res, err = s.execResult(ctx, insertTokenSQL, append(insertArgs(t), token)...)
 	}
 	if err != nil {
-		if isDuplicate(err) && strings.Contains(err.Error(), "submit_token") {
+		// Any unique index may report the clash (MySQL names the first it
+		// meets: uk_task_unique before uk_submit_token), so look for the token.
+		if isDuplicate(err) && ex == nil {
 			id, qerr := s.submitTokenID(ctx, token)
 			if qerr != nil {
 				// Not the server's refusal (%v): the row exists, its id is unknown.
