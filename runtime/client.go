@@ -244,9 +244,17 @@ func (rt *Runtime) shardFor(by string) int {
 // goroutine, and Submit returns that attempt's error as an *AttemptError
 // (the task is persisted either way and retried per its policy).
 //
-// Nothing runs before its row is committed. An error wrapping
-// ErrNotPersisted means the row was not written and the call will not
-// happen. A UniqueKey already used returns the existing id and ErrDuplicate.
+// Nothing runs before its row is committed. Submit returns nil only when
+// the row exists. An error wrapping ErrNotPersisted means the row was
+// certainly not written and the call will not happen. When the INSERT's
+// answer is lost (the connection dropped, ctx ended mid-statement), Submit
+// finds out by running the same INSERT again (each submit carries a unique
+// token), until ctx's deadline and for at least submitResolveFloor (5 s);
+// if the database stays unreachable that long it returns an error wrapping
+// ErrOutcomeUnknown. A refusal caused by lock conflicts (deadlock, lock wait
+// timeout, certification failure) is retried up to maxSubmitLockTries (10)
+// times with jittered backoff first. A UniqueKey already used returns the
+// existing id and ErrDuplicate.
 func (rt *Runtime) Submit(ctx context.Context, c Call) (int64, error) {
 	if c.Task == nil {
 		return 0, notPersisted("?", errors.New("Call.Task is nil"))
@@ -254,6 +262,9 @@ func (rt *Runtime) Submit(ctx context.Context, c Call) (int64, error) {
 	p, err := rt.prepareCall(c)
 	if err != nil {
 		return 0, notPersisted(c.Task.Name, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, notPersisted(c.Task.Name, err) // nothing sent
 	}
 	now := rt.now()
 	t := rt.newTask(c, p, now)
@@ -273,20 +284,31 @@ func (rt *Runtime) Submit(ctx context.Context, c Call) (int64, error) {
 		t.State, t.ExecuteTimes, t.LeaseOwner = StateRunning, 1, rt.cfg.InstanceID
 		t.LeaseUntil = toMillis(now.Add(rt.cfg.LeaseDuration))
 	}
-	if err := rt.store.insert(ctx, nil, t); err != nil {
+	token := newSubmitToken()
+	resolved, err := rt.store.submitInsert(ctx, t, token)
+	if err != nil {
+		var unresolved *errUnresolved
 		switch {
-		case sync:
-			rt.attempts.Done()
-		case runNow:
-			rt.unreserve(1)
-		}
-		if errors.Is(err, ErrDuplicate) {
+		case errors.Is(err, ErrDuplicate):
+			rt.endSubmitReservation(sync, runNow)
 			return t.ID, err
+		case errors.As(err, &unresolved):
+			rt.health.failed(rt, "submit", err)
+			if runNow {
+				// The reservation passes to the background resolution.
+				rt.resolveSubmitLater(t, token, h, sync)
+			}
+			return 0, outcomeUnknown(t.Name, unresolved.last)
 		}
+		rt.endSubmitReservation(sync, runNow)
 		if ctx.Err() == nil { // the caller's deadline is no database outage
 			rt.health.failed(rt, "submit", err)
 		}
 		return 0, notPersisted(t.Name, err)
+	}
+	if resolved && runNow && !rt.confirmResolvedLease(ctx, t) {
+		rt.endSubmitReservation(sync, runNow)
+		return t.ID, nil // persisted; no longer this instance's to run now
 	}
 	rt.metricSubmitted(t.Name)
 	switch {
@@ -305,6 +327,14 @@ func (rt *Runtime) Submit(ctx context.Context, c Call) (int64, error) {
 // Immediate task runs at once (a watcher sees the row appear) rather than
 // at the next poll; Sync is treated as Async here, since the attempt cannot
 // run before the caller commits.
+//
+// SubmitTx cannot retry inside the caller's transaction: a lock refusal
+// (deadlock 1213, certification failure, Group Replication 3101: the
+// database rolled the whole transaction back) returns an error wrapping
+// ErrNotPersisted that says so. If the INSERT's answer is lost, the row is
+// deleted again through tx (best effort; if tx is broken it cannot commit
+// either) and the error wraps ErrNotPersisted. With an Execer that is not a
+// transaction (*sql.DB, autocommit), a lost answer is resolved as in Submit.
 func (rt *Runtime) SubmitTx(ctx context.Context, tx Execer, c Call) (int64, error) {
 	if c.Task == nil {
 		return 0, notPersisted("?", errors.New("Call.Task is nil"))
@@ -317,11 +347,17 @@ func (rt *Runtime) SubmitTx(ctx context.Context, tx Execer, c Call) (int64, erro
 		return 0, notPersisted(c.Task.Name, err)
 	}
 	t := rt.newTask(c, p, rt.now())
-	if err := rt.store.insert(ctx, tx, t); err != nil {
+	token := newSubmitToken()
+	if err := rt.store.insertToken(ctx, tx, t, token); err != nil {
 		if errors.Is(err, ErrDuplicate) {
 			return t.ID, err
 		}
-		return 0, notPersisted(t.Name, err)
+		if outcomeKnown(err) {
+			return 0, notPersisted(t.Name, describeLockRefusal(err))
+		}
+		if err := rt.store.resolveTxInsert(ctx, tx, t, token, err); err != nil {
+			return 0, err
+		}
 	}
 	rt.metricSubmitted(t.Name)
 	if t.PerformanceWay == Immediate && c.RunAt.IsZero() && rt.handler(t.Name) != nil {

@@ -51,12 +51,29 @@ func IsUndecodable(err error) bool {
 	return errors.As(err, &u)
 }
 
-// ErrNotPersisted wraps every error of a submit whose row could not be
-// written: the call did not happen and will not happen; the caller decides.
+// ErrNotPersisted wraps every error of a submit whose row was not written:
+// the call did not happen and will not happen; the caller decides. A submit
+// returns it only when that is certain (the database refused the INSERT, or
+// a write whose answer was lost was found not to have landed); see
+// ErrOutcomeUnknown for the rest.
 var ErrNotPersisted = errors.New("argo: call not persisted")
 
 func notPersisted(name string, err error) error {
 	return fmt.Errorf("%w: task %s: %w", ErrNotPersisted, name, err)
+}
+
+// ErrOutcomeUnknown wraps the error of a submit whose INSERT may or may not
+// have been committed, and that the runtime could not settle because the
+// database stayed unreachable until the caller's deadline (and at least a
+// few seconds, submitResolveFloor, after the failure). The call may or may
+// not happen: a caller that submits again may create a second task (a
+// UniqueKey prevents that). A row this instance wrote leased for its first
+// attempt keeps being looked up in the background for a lease's duration,
+// and runs as its first attempt if it turns out to exist.
+var ErrOutcomeUnknown = errors.New("argo: outcome unknown: the call may or may not have been persisted")
+
+func outcomeUnknown(name string, err error) error {
+	return fmt.Errorf("%w: task %s: the database could not be reached to tell: %w", ErrOutcomeUnknown, name, err)
 }
 
 // ErrLeaseLost is returned by a fenced write whose lease was taken over

@@ -323,7 +323,16 @@ func (rt *Runtime) record(f finishing) bool {
 		rt.log.Warn("argo: outcome not recorded: the lease was lost (the task was rescued or changed meanwhile)", "task_id", f.id, "attempt", f.attempt, "to", f.to)
 		return false
 	}
+	if !outcomeKnown(err) { // the write may have landed: find out (record_resolve.go)
+		if landed, known := rt.settleFinish(f); known {
+			if !landed {
+				rt.log.Warn("argo: outcome not recorded: the lease was lost (the task was rescued or changed meanwhile)", "task_id", f.id, "attempt", f.attempt, "to", f.to)
+			}
+			return landed
+		}
+	}
 	rt.health.failed(rt, "record", err)
+	first := f
 	// Written later, the retry is not held: it is claimed when due.
 	f.holdUntil = 0
 	// Keep renewing the lease until the outcome lands, so that the rescuer
@@ -350,7 +359,14 @@ func (rt *Runtime) record(f finishing) bool {
 				rt.health.ok(rt)
 				return
 			}
-			if errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrTransitionInvalid) || errors.Is(err, errDataRefused) {
+			if errors.Is(err, errDataRefused) {
+				return // the store logged why at ERROR; the lease expires and the task is rescued
+			}
+			if errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrTransitionInvalid) {
+				if landed, lerr := rt.store.finishLanded(context.Background(), first); lerr == nil && landed {
+					rt.health.ok(rt) // an earlier write, whose answer was lost, had landed
+					return
+				}
 				rt.log.Warn("argo: outcome not recorded: the lease was lost meanwhile", "task_id", f.id, "attempt", f.attempt)
 				return
 			}

@@ -235,6 +235,11 @@ func (rt *Runtime) startHeldBatch(batch []*heldRetry, now time.Time) {
 	// started retries are then given back unrun (runWhenFree).
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	started, err := rt.store.startHeld(ctx, rt.cfg.InstanceID, starts, leaseUntil, toMillis(now))
+	if err != nil && !outcomeKnown(err) {
+		// The start may have landed (its rows now running, leased by this
+		// instance): find out per row before acting (store_resolve.go).
+		started, err = rt.store.resolveHeldStart(ctx, rt.cfg.InstanceID, starts, leaseUntil, toMillis(now))
+	}
 	cancel()
 	<-rt.holds.writers
 	if err != nil {

@@ -244,6 +244,7 @@ var schemaProbes = []struct{ migration, query string }{
 	{"000001_argo_task.up.sql", "SELECT instance_id, heartbeat_at, started_at, task_names FROM argo_instance WHERE 1=0"},
 	{"000001_argo_task.up.sql", "SELECT name, holder, expires_at FROM argo_leader WHERE 1=0"},
 	{"000002_attempt_on_task.up.sql", "SELECT " + taskColumns + " FROM argo_task WHERE 1=0"},
+	{"000003_submit_token.up.sql", "SELECT submit_token FROM argo_task WHERE 1=0"},
 	{"000004_unique_key_bytes.up.sql", uniqueKeyBytesProbe},
 }
 

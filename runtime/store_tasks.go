@@ -28,18 +28,41 @@ func insertArgs(t *Task) []any {
 	return []any{t.Name, t.State, t.ExecuteTimes, t.MaxAttempts, t.ExecuteTime, t.ParameterTypes, t.MethodName, t.MethodSignName, t.ExecuteIntervalSec, t.DelayTime, t.Parameter, t.PerformanceWay, t.ThreadWay, sanitizeErrorText(t.ErrorMsg), t.AlertExpression, t.AlertActionBeanName, t.FallbackClassName, sanitizeErrorText(t.FallbackErrorMsg), t.ShardKey, t.RetryPolicyJSON, t.LeaseOwner, t.LeaseUntil, t.UniqueKey, sanitizeErrorText(t.DiscardReason), t.GmtCreate, t.GmtModified}
 }
 
-// insert writes t through ex (the store's own handle when ex is nil) and
-// sets t.ID. A unique-key clash returns ErrDuplicate with t.ID set to the
-// existing row.
+// insert writes t through ex (the store's own handle when ex is nil) under a
+// new submit token, and sets t.ID. A unique-key clash returns ErrDuplicate
+// with t.ID set to the existing row.
 func (s *store) insert(ctx context.Context, ex Execer, t *Task) error {
+	return s.insertToken(ctx, ex, t, newSubmitToken())
+}
+
+// insertToken is insert under the given submit token. A duplicate whose row
+// carries the token means this very submit was written already (a
+// resolution runs the INSERT again, store_resolve.go): t.ID is set to that
+// row and it returns nil. (Through ex, the caller's transaction, the token
+// is new: there is no resolution by running the INSERT again there.) A unique-key clash returns
+// ErrDuplicate with t.ID set to the existing row.
+func (s *store) insertToken(ctx context.Context, ex Execer, t *Task, token []byte) error {
 	var res sql.Result
 	var err error
 	if ex != nil {
-		res, err = ex.ExecContext(ctx, insertTaskSQL, insertArgs(t)...)
+		res, err = ex.ExecContext(ctx, insertTokenSQL, append(insertArgs(t), token)...)
 	} else {
-		res, err = s.execResult(ctx, insertTaskSQL, insertArgs(t)...)
+		res, err = s.execResult(ctx, insertTokenSQL, append(insertArgs(t), token)...)
 	}
 	if err != nil {
+		// Any unique index may report the clash (MySQL names the first it
+		// meets: uk_task_unique before uk_submit_token), so look for the token.
+		if isDuplicate(err) && ex == nil {
+			id, qerr := s.submitTokenID(ctx, token)
+			if qerr != nil {
+				// Not the server's refusal (%v): the row exists, its id is unknown.
+				return fmt.Errorf("argo: this submit's row exists, but its id could not be read: %v", qerr)
+			}
+			if id != 0 {
+				t.ID = id
+				return nil
+			}
+		}
 		if isDuplicate(err) && t.UniqueKey.Valid {
 			if qerr := s.db.GetContext(ctx, &t.ID, "SELECT id FROM argo_task WHERE task_id = ? AND unique_key = ?", t.Name, t.UniqueKey.String); qerr != nil {
 				return fmt.Errorf("%w (and its id could not be read: %v)", ErrDuplicate, qerr)

@@ -1,0 +1,377 @@
+package runtime
+
+import (
+	"context"
+	crand "crypto/rand"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"modernc.org/sqlite"
+)
+
+// Writes whose outcome is unknown. A write that fails with a definite
+// refusal from the server (an error packet on MySQL, an error from SQLite)
+// changed nothing. Any other failure (the connection dropped, a deadline
+// passed mid-statement, an error while the answer was on its way) may come
+// after the server committed: such a write is resolved, never guessed, by
+// running it again in a form whose second run is harmless and tells which
+// happened (the fences and the submit token make every argo write
+// idempotent), then reading back what the fence alone cannot say.
+
+// submitResolveFloor is the least time given to resolving a submit whose
+// outcome is unknown, however close the caller's deadline (a submit with a
+// 0 ms deadline still gets a true answer). Longer caller deadlines are used
+// in full.
+const submitResolveFloor = 5 * time.Second
+
+// maxSubmitLockTries bounds the tries of a submit refused by lock conflicts
+// (deadlock, lock wait timeout, certification failure), which roll the
+// INSERT back and are retried with jittered backoff before the caller sees them.
+const maxSubmitLockTries = 10
+
+// newSubmitToken returns the identity of one submit: 8 bytes of Unix
+// milliseconds (big-endian, so new tokens land at the end of the index),
+// then 8 random bytes.
+func newSubmitToken() []byte {
+	tok := make([]byte, 16)
+	binary.BigEndian.PutUint64(tok, uint64(time.Now().UnixMilli()))
+	if _, err := crand.Read(tok[8:]); err != nil {
+		panic("argo: no randomness for a submit token: " + err.Error()) // crypto/rand never fails on supported systems
+	}
+	return tok
+}
+
+// insertTokenSQL is insertTaskSQL with the submit token as its last column.
+var insertTokenSQL = func() string {
+	cols, vals, ok := strings.Cut(insertTaskSQL, ") VALUES (")
+	if !ok {
+		panic("argo: insertTaskSQL has no VALUES")
+	}
+	return cols + ", submit_token) VALUES (" + strings.TrimSuffix(vals, ")") + ", ?)"
+}()
+
+// outcomeKnown reports whether a failed write certainly changed nothing: the
+// server refused it (a MySQL error packet, which means the statement, and an
+// autocommit or failed COMMIT, rolled back; a SQLite error other than an
+// interrupt), or no connection could be opened to send it. Everything else
+// (network errors on an open connection, driver.ErrBadConn, context errors,
+// io errors) may have come after the commit.
+func outcomeKnown(err error) bool {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return true
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Op == "dial" {
+		return true // nothing was sent
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code()&0xff != 9 // SQLITE_INTERRUPT: a canceled context
+	}
+	return false
+}
+
+// isSubmitLockError reports a refusal caused by concurrent locking, after
+// which the whole transaction was rolled back and trying again is right:
+// deadlock or Galera certification failure (1213), lock wait timeout
+// (1205), Group Replication's rollback (3101), SQLite busy or locked.
+func isSubmitLockError(err error) bool {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Number == 1213 || me.Number == 1205 || me.Number == 3101
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code()&0xff == 5 || se.Code()&0xff == 6
+	}
+	return false
+}
+
+// isLastingRefusal reports a refusal that the same statement meets every
+// time (its data, rights, the schema), so that the first run of a statement
+// run again was refused too: any refusal by the server but lock conflicts
+// and the server's passing states (too many connections, shutting down,
+// connection killed, read-only during a failover, interrupted). A failure to
+// connect is no refusal: the server may be back later.
+func isLastingRefusal(err error) bool {
+	if isSubmitLockError(err) {
+		return false
+	}
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		switch me.Number {
+		case 1040, 1053, 1152, 1184, 1290, 1317, 1836, 1927, 4031:
+			return false
+		}
+		return true
+	}
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff != 9 // not an interrupt
+}
+
+// lockBackoff is the jittered wait before try (2, 3, …) of a write refused
+// by a lock conflict: half to all of 2 ms doubling, capped at 200 ms.
+func lockBackoff(try int) time.Duration {
+	d := min(2*time.Millisecond<<min(try-2, 10), 200*time.Millisecond)
+	return d/2 + rand.N(d/2+1)
+}
+
+// sleepCtx waits d, or until ctx is done (false).
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// resolveContext is the context a write whose outcome is unknown is resolved
+// under: the caller's values, not its cancellation; it ends when the
+// caller's context ends (its deadline, or a cancel), but not before floor
+// from now. A caller's context that never ends lets it run until the
+// database answers.
+func resolveContext(callerCtx context.Context, floor time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(callerCtx))
+	floorEnd := time.Now().Add(floor)
+	stop := context.AfterFunc(callerCtx, func() { time.AfterFunc(time.Until(floorEnd), cancel) })
+	return ctx, func() { stop(); cancel() }
+}
+
+// errUnresolved is what a resolution returns when the database stayed
+// unreachable until its context ended.
+type errUnresolved struct{ last error }
+
+func (e *errUnresolved) Error() string { return "still unknown: " + e.last.Error() }
+func (e *errUnresolved) Unwrap() error { return e.last }
+
+// submitInsert writes a submit's row: a refusal by lock conflicts is retried
+// (maxSubmitLockTries, jittered backoff), and a failure that leaves the
+// outcome unknown is resolved by running the same INSERT again (a duplicate
+// on the token means the first one landed) until the caller's deadline, and
+// at least submitResolveFloor. It returns nil when the row exists (t.ID
+// set; resolved says the answer took a resolution), ErrDuplicate for a used
+// UniqueKey, a definite refusal when the row provably does not exist, or an
+// *errUnresolved when the database could not be reached to tell.
+func (s *store) submitInsert(ctx context.Context, t *Task, token []byte) (resolved bool, err error) {
+	err = s.insertToken(ctx, nil, t, token)
+	if err == nil || errors.Is(err, ErrDuplicate) {
+		return false, err
+	}
+	rctx, cancel := resolveContext(ctx, submitResolveFloor)
+	defer cancel()
+	ambiguous := !outcomeKnown(err)
+	for try := 2; ; try++ {
+		switch {
+		case ambiguous:
+			return true, s.resolveInsert(rctx, t, token, err)
+		case !isSubmitLockError(err) || try > maxSubmitLockTries:
+			return false, err // refused: nothing written
+		case !sleepCtx(rctx, lockBackoff(try)):
+			return false, err
+		}
+		err = s.insertToken(rctx, nil, t, token)
+		if err == nil || errors.Is(err, ErrDuplicate) {
+			return false, err
+		}
+		ambiguous = !outcomeKnown(err)
+	}
+}
+
+// resolveTxInsert settles a SubmitTx whose INSERT's answer was lost. In a
+// transaction (tx has Commit) it deletes the row again through tx, so that
+// the transaction cannot commit it; if tx is broken, it cannot commit
+// anything. Either way the row is not persisted. Through an Execer that is
+// no transaction (autocommit), the INSERT is run again, as in Submit.
+func (s *store) resolveTxInsert(ctx context.Context, tx Execer, t *Task, token []byte, err error) error {
+	rctx, cancel := resolveContext(ctx, submitResolveFloor)
+	defer cancel()
+	if _, isTx := tx.(interface{ Commit() error }); isTx {
+		if _, derr := tx.ExecContext(rctx, "DELETE FROM argo_task WHERE submit_token = ?", token); derr != nil {
+			return notPersisted(t.Name, fmt.Errorf("%w (the connection failed mid-statement and your transaction can no longer commit: run it again from BEGIN)", err))
+		}
+		return notPersisted(t.Name, fmt.Errorf("%w (the INSERT's answer was lost; the row was taken out of your transaction again, which can still commit)", err))
+	}
+	switch rerr := s.resolveInsert(rctx, t, token, err); {
+	case rerr == nil:
+		return nil
+	case errors.Is(rerr, ErrDuplicate):
+		return rerr
+	default:
+		var unresolved *errUnresolved
+		if errors.As(rerr, &unresolved) {
+			return outcomeUnknown(t.Name, unresolved.last)
+		}
+		return notPersisted(t.Name, rerr)
+	}
+}
+
+// resolveInsert runs a submit's INSERT again until it gives an answer or
+// ctx ends: nil (written now, or a duplicate on the token: written before;
+// t.ID is set either way), ErrDuplicate, a lasting refusal (the first run
+// was refused too), or *errUnresolved with the last error. Without a
+// deadline on ctx it tries until the database answers.
+func (s *store) resolveInsert(ctx context.Context, t *Task, token []byte, last error) error {
+	for try := 1; ; try++ {
+		if try > 1 && !sleepCtx(ctx, lockBackoff(try)) {
+			return &errUnresolved{last: last}
+		}
+		err := s.insertToken(ctx, nil, t, token)
+		switch {
+		case err == nil || errors.Is(err, ErrDuplicate) || isLastingRefusal(err):
+			return err
+		case ctx.Err() != nil:
+			return &errUnresolved{last: lastCause(err, last)}
+		}
+		last = err
+	}
+}
+
+// lastCause prefers the database's error to the context's own.
+func lastCause(err, last error) error {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return last
+	}
+	return err
+}
+
+// submitTokenID returns the id of the row written with token, or 0.
+func (s *store) submitTokenID(ctx context.Context, token []byte) (int64, error) {
+	var id int64
+	err := s.db.GetContext(ctx, &id, "SELECT id FROM argo_task WHERE submit_token = ?", token)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return id, err
+}
+
+// confirmSubmitLease renews the lease of a row this instance wrote leased
+// for its first attempt, found only by resolution: it runs only if the row
+// is still that first attempt, leased by owner (not rescued meanwhile).
+func (s *store) confirmSubmitLease(ctx context.Context, id int64, owner string, leaseUntil Millis) (bool, error) {
+	n, err := s.exec(ctx, "UPDATE argo_task SET lease_until = ? WHERE id = ? AND task_status = 1 AND lease_owner = ? AND execute_times = 1 AND attempt_started_at = 0", leaseUntil, id, owner)
+	return n == 1, err
+}
+
+// resolveHeldStart settles a start of held retries (startHeld) that failed
+// with its outcome unknown: it runs the same fenced start again (which waits
+// for the first, if still in flight on the server, and starts what it did
+// not), then reads back each row the second run did not start to see
+// whether the first did: running, leased by owner at attempt+1 with exactly
+// the lease and modification time the start wrote. It keeps trying until
+// ctx ends, then returns the last error.
+func (s *store) resolveHeldStart(ctx context.Context, owner string, holds []heldStart, leaseUntil, now Millis) ([]bool, error) {
+	var last error
+	for try := 1; ; try++ {
+		if try > 1 && !sleepCtx(ctx, lockBackoff(try)) {
+			return nil, &errUnresolved{last: last}
+		}
+		started, err := s.startHeld(ctx, owner, holds, leaseUntil, now)
+		if err == nil {
+			err = s.readBackHeldStarts(ctx, owner, holds, started, leaseUntil, now)
+		}
+		if err == nil {
+			return started, nil
+		}
+		if ctx.Err() != nil {
+			return nil, &errUnresolved{last: lastCause(err, last)}
+		}
+		last = err
+	}
+}
+
+// readBackHeldStarts sets started[i] for the holds the first (lost) start
+// wrote, judged on their post-state.
+func (s *store) readBackHeldStarts(ctx context.Context, owner string, holds []heldStart, started []bool, leaseUntil, now Millis) error {
+	var ids []int64
+	for i, h := range holds {
+		if !started[i] {
+			ids = append(ids, h.id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	in, args := inList(ids)
+	var rows []struct {
+		ID          int64  `db:"id"`
+		State       State  `db:"task_status"`
+		Owner       string `db:"lease_owner"`
+		Attempt     int    `db:"execute_times"`
+		LeaseUntil  Millis `db:"lease_until"`
+		GmtModified Millis `db:"gmt_modified"`
+	}
+	if err := s.db.SelectContext(ctx, &rows, "SELECT id, task_status, lease_owner, execute_times, lease_until, gmt_modified FROM argo_task WHERE id IN "+in, args...); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		for i, h := range holds {
+			if h.id == r.ID && !started[i] {
+				started[i] = r.State == StateRunning && r.Owner == owner && r.Attempt == h.attempt+1 && r.LeaseUntil == leaseUntil && r.GmtModified == now
+			}
+		}
+	}
+	return nil
+}
+
+// finishLanded reports whether the finish f was written, for a finish that
+// failed with its outcome unknown and whose fence no longer holds: by its
+// history row when it writes one (inserted only in the transaction that
+// applied f), else by the task row's post-state (state, attempt count, due
+// time, owner or hold, and the attempt's start and worker for an attempt).
+func (s *store) finishLanded(ctx context.Context, f finishing) (bool, error) {
+	if a := f.historyRow(); a != nil {
+		var n int
+		err := s.db.GetContext(ctx, &n, "SELECT COUNT(*) FROM argo_task_attempt WHERE task_pk = ? AND attempt = ? AND kind = ? AND worker = ? AND started_at = ? AND finished_at = ? AND outcome = ?",
+			a.TaskPK, a.Attempt, a.Kind, a.Worker, a.StartedAt, a.FinishedAt, a.Outcome)
+		return n > 0, err
+	}
+	t, err := s.get(ctx, f.id)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	attempt := f.attempt
+	if f.undoAttempt {
+		attempt--
+	}
+	ok := t.State == f.to && t.ExecuteTimes == attempt && t.ExecuteTime == f.due
+	if f.holdUntil > 0 {
+		ok = ok && t.LeaseOwner == f.owner && t.LeaseUntil == f.holdUntil
+	} else {
+		ok = ok && t.LeaseOwner == "" && t.LeaseUntil == 0
+	}
+	if a := f.history; a != nil && a.Kind == "attempt" {
+		ok = ok && t.AttemptStartedAt == a.StartedAt && t.AttemptWorker == a.Worker
+	}
+	// (Not the messages: the store may sanitise or truncate what it writes.)
+	return ok, nil
+}
+
+// describeLockRefusal explains a lock refusal of an INSERT written into the
+// caller's transaction, which argo cannot retry.
+func describeLockRefusal(err error) error {
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) {
+		return err
+	}
+	switch me.Number {
+	case 1213, 3101:
+		return fmt.Errorf("%w (the database rolled back your whole transaction: run it again from BEGIN)", err)
+	case 1205:
+		return fmt.Errorf("%w (the INSERT was rolled back; your transaction is rolled back too if innodb_rollback_on_timeout is ON: run it again from BEGIN)", err)
+	}
+	return err
+}
