@@ -46,13 +46,14 @@ type Runtime struct {
 	loops    sync.WaitGroup
 	attempts sync.WaitGroup
 
-	leases    leaseSet
+	leases leaseSet
+	holds  retryHolds // held retries (retry_hold.go)
+	health health
+	shards shardView
+	clock  dbClock // offset to the database's clock (clock.go)
+
 	renewStop chan struct{} // closed by Stop once nothing holds a lease
 	renewDone chan struct{} // closed when renewLoop has returned
-	holds     retryHolds    // held retries (retry_hold.go)
-	health    health
-	shards    shardView
-	clock     dbClock // offset to the database's clock (clock.go)
 
 	stopMu   sync.Mutex // guards stopping and every attempts.Add
 	stopping bool
