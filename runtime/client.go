@@ -384,6 +384,7 @@ func (rt *Runtime) watchCommit(id int64) {
 //
 // Stop returns within ctx (within stopGrace of the cancellation if ctx has no
 // deadline). If attempts ignore their cancellation, the error names them;
+// an alert they fire after Stop is logged, its action not run;
 // their leases are renewed, and the database handle kept open, until they
 // return. It is safe to call more than once.
 func (rt *Runtime) Stop(ctx context.Context) error {
@@ -442,7 +443,6 @@ func (rt *Runtime) stop(ctx context.Context) error {
 	if !waitFor(loopsDone) && len(errs) == 0 {
 		errs = append(errs, errors.New("argo: Stop: outcomes still being written in the background"))
 	}
-	rt.alerts.close(waitCtx)
 	rt.shards.stop(waitCtx, rt)
 
 	// The rest waits for the last lease holder: the renewer runs, and the
@@ -468,6 +468,8 @@ func (rt *Runtime) stop(ctx context.Context) error {
 		}
 		rt.log.Error("argo: Stop returned before everything stopped", "error", errors.Join(errs...))
 	}
+	// Last, and only for what is left of ctx: alert actions still queued.
+	rt.alerts.close(waitCtx)
 	return errors.Join(errs...)
 }
 
