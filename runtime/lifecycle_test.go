@@ -520,3 +520,54 @@ func TestNoRescueRightAfterOutage(t *testing.T) {
 		}
 	})
 }
+
+// A sync caller whose attempt lost its lease is told so (ErrLeaseLost), not
+// handed a success whose outcome was never written.
+func TestLostLeaseToldToSyncCaller(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		rt := startRuntime(t, testConfig(dsn))
+		db, insp := openDB(t, dsn)
+		started := make(chan struct{}, 1)
+		def := &TaskDef{Name: "sync-stolen", Thread: Sync, Policy: fastPolicy(5), Run: func(ctx context.Context, args []byte) error {
+			started <- struct{}{}
+			select {
+			case <-ctx.Done():
+			case <-time.After(15 * time.Second):
+			}
+			return nil
+		}}
+		if err := rt.Register(def); err != nil {
+			t.Fatal(err)
+		}
+		type result struct {
+			id  int64
+			err error
+		}
+		res := make(chan result, 1)
+		go func() {
+			id, err := rt.Submit(context.Background(), Call{Task: def, Args: []byte(`{}`)})
+			res <- result{id, err}
+		}()
+		select {
+		case <-started:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the sync attempt did not start within 5s")
+		}
+		if _, err := db.Exec("UPDATE argo_task SET lease_owner = 'thief', lease_until = ? WHERE task_id = 'sync-stolen'", toMillis(time.Now().Add(time.Hour))); err != nil {
+			t.Fatal(err)
+		}
+		var r result
+		select {
+		case r = <-res:
+		case <-time.After(5 * time.Second):
+			t.Fatal("Submit did not return within 5s of the lease being taken")
+		}
+		var ae *AttemptError
+		if !errors.As(r.err, &ae) || !errors.Is(r.err, ErrLeaseLost) {
+			t.Fatalf("Submit = %v, want an *AttemptError wrapping ErrLeaseLost", r.err)
+		}
+		if atts, err := insp.Attempts(context.Background(), r.id); err != nil || len(atts) != 0 {
+			t.Fatalf("history %+v, %v: want no outcome written for the lost attempt", atts, err)
+		}
+	})
+}
