@@ -120,12 +120,12 @@ func TestStopKeepsLeaseUntilAttemptReturns(t *testing.T) {
 			t.Fatalf("Stop: %v", err)
 		}
 		took := time.Since(began)
+		if n := probe.overlaps.Load(); n != 0 {
+			t.Fatalf("%d overlapping executions of the task (executions per task/attempt: %v)", n, probe.executions())
+		}
 		task := waitState(t, rt2, id, StateSucceeded, 5*time.Second)
 		if task.ExecuteTimes != 1 {
 			t.Fatalf("execute_times = %d, want 1", task.ExecuteTimes)
-		}
-		if n := probe.overlaps.Load(); n != 0 {
-			t.Fatalf("%d overlapping executions of the task", n)
 		}
 		if got := probe.executions(); len(got) != 1 || got[fmt.Sprintf("%d/1", id)] != 1 {
 			t.Fatalf("executions per task/attempt = %v, want only attempt 1, once", got)
