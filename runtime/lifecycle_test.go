@@ -112,7 +112,7 @@ func TestStopKeepsLeaseUntilAttemptReturns(t *testing.T) {
 			t.Fatal("the attempt did not start within 5s")
 		}
 		if task, err := rt2.Inspector().Get(context.Background(), id); err != nil || task.LeaseOwner != "stopping" {
-			t.Fatalf("task %+v, %v: want it run by the instance that stops", task, err)
+			t.Fatalf("task %d owner %q execute_times %d created %d modified %d, %v: want it run by the instance that stops", id, task.LeaseOwner, task.ExecuteTimes, task.GmtCreate, task.GmtModified, err)
 		}
 		close(stopBegan)
 		began := time.Now()
