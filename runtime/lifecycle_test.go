@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,6 +29,19 @@ func openDB(t *testing.T, dsn string) (*sql.DB, *Inspector) {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db, NewInspector(db, dialect)
+}
+
+// testLogger logs at Info and above into the test's log (shown when it
+// fails, or with -v), so a failure comes with the runtime's story.
+func testLogger(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+type tWriter struct{ t *testing.T }
+
+func (w tWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
 }
 
 // overlapProbe counts executions per (task, attempt) and catches two
@@ -93,6 +107,7 @@ func TestStopKeepsLeaseUntilAttemptReturns(t *testing.T) {
 		}}
 		cfg := testConfig(dsn)
 		cfg.LeaseDuration, cfg.ShutdownTimeout = 2*time.Second, 6*time.Second
+		cfg.Logger = testLogger(t)
 		cfg1, cfg2 := cfg, cfg
 		cfg1.InstanceID, cfg2.InstanceID = "stopping", "staying"
 		rt1 := startRuntime(t, cfg1)
