@@ -589,3 +589,72 @@ func TestLostLeaseToldToSyncCaller(t *testing.T) {
 		}
 	})
 }
+
+// A started held retry waiting for a free worker (runWhenFree) keeps its
+// lease renewed: it is not rescued however long the wait.
+func TestHeldRetryWaitingForWorkerKeepsLease(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		cfg := testConfig(dsn)
+		cfg.Workers, cfg.LeaseDuration, cfg.RescueInterval = 1, 900*time.Millisecond, 50*time.Millisecond
+		rt := startRuntime(t, cfg)
+		_, insp := openDB(t, dsn)
+		release := make(chan struct{})
+		blocking := make(chan struct{}, 1)
+		blocker := &TaskDef{Name: "blocker", Policy: fastPolicy(1), Run: func(ctx context.Context, args []byte) error {
+			blocking <- struct{}{}
+			select {
+			case <-release:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}}
+		var runs atomic.Int32
+		retried := &TaskDef{Name: "held", Policy: RetryPolicy{MaxAttempts: 3, Backoff: BackoffFixed, Initial: 300 * time.Millisecond, Jitter: Jitter{Kind: JitterNone}},
+			Run: func(ctx context.Context, args []byte) error {
+				if runs.Add(1) == 1 {
+					return errors.New("fails once")
+				}
+				return nil
+			}}
+		if err := rt.Register(blocker, retried); err != nil {
+			t.Fatal(err)
+		}
+		id, err := rt.Submit(context.Background(), Call{Task: retried, Args: []byte(`{}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitState(t, rt, id, StateRetrying, 5*time.Second)
+		if _, err := rt.Submit(context.Background(), Call{Task: blocker, Args: []byte(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-blocking:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the blocker did not start within 5s")
+		}
+		// The retry's start is written when due; then it waits for the worker.
+		var startedLease Millis
+		waitFor(t, 5*time.Second, "the held retry to be started", func() bool {
+			task, err := insp.Get(context.Background(), id)
+			if err == nil && task.State == StateRunning && task.ExecuteTimes == 2 {
+				startedLease = task.LeaseUntil
+				return true
+			}
+			return false
+		})
+		waitFor(t, 4*cfg.LeaseDuration, "the waiting retry's lease to be renewed past two lease lengths", func() bool {
+			task, err := insp.Get(context.Background(), id)
+			return err == nil && task.State == StateRunning && task.LeaseUntil > startedLease+2*Millis(cfg.LeaseDuration.Milliseconds())
+		})
+		if n := runs.Load(); n != 1 {
+			t.Fatalf("the retry ran (%d runs) while the only worker was busy", n)
+		}
+		close(release)
+		task := waitState(t, rt, id, StateSucceeded, 5*time.Second)
+		atts, err := insp.Attempts(context.Background(), id)
+		if err != nil || task.ExecuteTimes != 2 || len(atts) != 2 || atts[1].Outcome != OutcomeSucceeded {
+			t.Fatalf("execute_times %d, history %+v, %v: want attempt 1 failed, attempt 2 succeeded, nothing rescued", task.ExecuteTimes, atts, err)
+		}
+	})
+}
