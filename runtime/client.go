@@ -380,7 +380,9 @@ func (rt *Runtime) watchCommit(id int64) {
 // first. Then it cancels the attempts still running and gives their tasks
 // back (the attempt is not counted). Their leases stay renewed until their
 // functions return, however long that takes. Queued alert actions run until
-// ctx ends; those left are dropped with an error log.
+// ctx ends (stopGrace after the cancellation if ctx has no deadline); those
+// left are dropped with an error log. The maintenance role is handed over
+// at once.
 //
 // Stop returns within ctx (within stopGrace of the cancellation if ctx has no
 // deadline). If attempts ignore their cancellation, the error names them;
