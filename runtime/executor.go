@@ -93,6 +93,8 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 	if pol.Timeout > 0 {
 		ctx, cancel = context.WithTimeout(ctx, pol.Timeout)
 	}
+	// Past the shutdown deadline already (a held retry that got its worker
+	// as Stop canceled the attempts): give it back unrun.
 	var runErr error
 	if ctx.Err() == nil {
 		runErr = callSafely(func() error { return h.Run(ctx, []byte(t.Parameter)) })
@@ -105,7 +107,7 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 	if rt.leases.done(lease, running) {
 		// Another instance may be running this task now: whatever this
 		// attempt did, its outcome is not ours to write.
-		rt.log.Warn("argo: lease lost while the attempt ran: the attempt was canceled and its outcome is not recorded", "task_id", t.ID, "task", t.Name, "attempt", t.ExecuteTimes, "shard", t.ShardKey, "returned", errString(runErr))
+		rt.log.Info("argo: attempt returned after losing its lease; its outcome is not recorded", "task_id", t.ID, "task", t.Name, "attempt", t.ExecuteTimes, "shard", t.ShardKey, "returned", errString(runErr))
 		return &AttemptError{TaskID: t.ID, Attempt: t.ExecuteTimes, WillRetry: true, Err: fmt.Errorf("attempt canceled: %w", ErrLeaseLost)}
 	}
 	// Free the worker while the outcome is written, unless maxRecording
@@ -246,7 +248,7 @@ func (rt *Runtime) runFallback(t *Task, h *TaskDef) {
 	err := callSafely(func() error { return h.Fallback(ctx, []byte(t.Parameter), errors.New(t.ErrorMsg)) })
 	finished := rt.now()
 	if rt.leases.done(lease, running) {
-		rt.log.Warn("argo: lease lost while the fallback ran: the fallback was canceled and its outcome is not recorded", "task_id", t.ID, "task", t.Name, "attempt", t.ExecuteTimes, "shard", t.ShardKey, "returned", errString(err))
+		rt.log.Info("argo: fallback returned after losing its lease; its outcome is not recorded", "task_id", t.ID, "task", t.Name, "attempt", t.ExecuteTimes, "shard", t.ShardKey, "returned", errString(err))
 		return
 	}
 	hist.FinishedAt = toMillis(finished)
