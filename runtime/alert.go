@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/expr-lang/expr"
@@ -52,6 +53,16 @@ type alerter struct {
 	queue   chan alertJob
 	wg      sync.WaitGroup
 
+	// qmu guards closed and every send on queue (read-locked by check).
+	qmu    sync.RWMutex
+	closed bool
+	// quit is closed when Stop's context ends: queued actions are dropped,
+	// running ones abandoned (actionCtx is canceled).
+	quit         chan struct{}
+	actionCtx    context.Context
+	cancelAction context.CancelFunc
+	dropped      atomic.Int64
+
 	mu       sync.Mutex
 	programs map[string]*vm.Program
 }
@@ -63,7 +74,8 @@ type alertJob struct {
 }
 
 func newAlerter(log *slog.Logger, workers, queue int, timeout time.Duration) *alerter {
-	a := &alerter{log: log, timeout: timeout, queue: make(chan alertJob, queue), programs: map[string]*vm.Program{}}
+	a := &alerter{log: log, timeout: timeout, queue: make(chan alertJob, queue), quit: make(chan struct{}), programs: map[string]*vm.Program{}}
+	a.actionCtx, a.cancelAction = context.WithCancel(context.Background())
 	for range workers {
 		a.wg.Add(1)
 		go a.loop()
@@ -109,6 +121,13 @@ func (a *alerter) check(def *TaskDef, env AlertEnv) bool {
 	if def.AlertAction == nil {
 		return true
 	}
+	a.qmu.RLock()
+	defer a.qmu.RUnlock()
+	if a.closed {
+		// An attempt that outlived Stop.
+		a.log.Error("argo: runtime stopped, alert action not run", "task", def.Name, "task_id", env.TaskID, "action", def.AlertActionName)
+		return true
+	}
 	select {
 	case a.queue <- alertJob{name: def.Name, action: def.AlertAction, ev: ev}:
 	default:
@@ -120,6 +139,12 @@ func (a *alerter) check(def *TaskDef, env AlertEnv) bool {
 func (a *alerter) loop() {
 	defer a.wg.Done()
 	for job := range a.queue {
+		select {
+		case <-a.quit:
+			a.dropped.Add(1)
+			continue
+		default:
+		}
 		a.run(job)
 	}
 }
@@ -128,7 +153,7 @@ func (a *alerter) loop() {
 // is abandoned at the deadline (its goroutine is left to finish) so the pool
 // keeps moving.
 func (a *alerter) run(job alertJob) {
-	ctx, cancel := context.WithTimeout(context.Background(), a.timeout)
+	ctx, cancel := context.WithTimeout(a.actionCtx, a.timeout)
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
@@ -145,11 +170,39 @@ func (a *alerter) run(job alertJob) {
 			a.log.Error("argo: alert action failed", "task", job.name, "task_id", job.ev.TaskID, "error", err)
 		}
 	case <-ctx.Done():
-		a.log.Error("argo: alert action timed out and was abandoned", "task", job.name, "task_id", job.ev.TaskID, "timeout", a.timeout)
+		if a.actionCtx.Err() != nil {
+			a.log.Error("argo: alert action abandoned: the runtime stopped", "task", job.name, "task_id", job.ev.TaskID)
+		} else {
+			a.log.Error("argo: alert action timed out and was abandoned", "task", job.name, "task_id", job.ev.TaskID, "timeout", a.timeout)
+		}
 	}
 }
 
-func (a *alerter) close() {
+// close runs the queued actions until ctx ends, then abandons the running
+// ones (their context is canceled) and drops those still queued, with an
+// error log saying how many. An alert checked after close is logged, its
+// action not run.
+func (a *alerter) close(ctx context.Context) {
+	a.qmu.Lock()
+	if a.closed {
+		a.qmu.Unlock()
+		return
+	}
+	a.closed = true
 	close(a.queue)
-	a.wg.Wait()
+	a.qmu.Unlock()
+	defer a.cancelAction()
+	done := make(chan struct{})
+	go func() { a.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return
+	case <-ctx.Done():
+	}
+	close(a.quit)
+	a.cancelAction()
+	<-done // no action is waited for any more: the workers only drain the queue
+	if n := a.dropped.Load(); n > 0 {
+		a.log.Error("argo: alert actions dropped: the runtime stopped before they ran", "dropped", n)
+	}
 }

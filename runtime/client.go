@@ -52,6 +52,9 @@ type Runtime struct {
 	shards shardView
 	clock  dbClock // offset to the database's clock (clock.go)
 
+	renewStop chan struct{} // closed by Stop once nothing holds a lease
+	renewDone chan struct{} // closed when renewLoop has returned
+
 	stopMu   sync.Mutex // guards stopping and every attempts.Add
 	stopping bool
 	stopOnce sync.Once
@@ -105,7 +108,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	rt.alerts = newAlerter(rt.log, cfg.AlertWorkers, cfg.AlertQueue, cfg.AlertTimeout)
 	rt.completer = newCompleter(rt)
-	rt.leases.ids = map[int64]int{}
+	rt.renewStop, rt.renewDone = make(chan struct{}), make(chan struct{})
 	rt.holds.kick = make(chan struct{}, 1)
 	rt.holds.writers = make(chan struct{}, maxStartWriters)
 	rt.ctx, rt.cancel = context.WithCancel(context.Background())
@@ -113,7 +116,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	if err := rt.shards.start(ctx, rt); err != nil {
 		rt.cancel()
 		rt.workStop()
-		rt.alerts.close()
+		rt.alerts.close(context.Background())
 		rt.completer.close()
 		st.close()
 		return closeOnErr(err)
@@ -410,42 +413,104 @@ func (rt *Runtime) watchCommit(id int64) {
 	}()
 }
 
-// Stop stops claiming, lets running attempts finish until ctx is done or
-// Config.ShutdownTimeout passes, then cancels the attempts still running
-// and gives their tasks back (they keep their attempt budget). It is safe to
-// call more than once.
+// Stop stops claiming and waits for the running attempts, sync ones
+// included, until Config.ShutdownTimeout passes or ctx ends, whichever comes
+// first. Then it cancels the attempts still running and gives their tasks
+// back (the attempt is not counted). Their leases stay renewed until their
+// functions return, however long that takes. Queued alert actions run until
+// ctx ends (stopGrace after the cancellation if ctx has no deadline); those
+// left are dropped with an error log. The maintenance role is handed over
+// at once.
+//
+// Stop returns within ctx (within stopGrace of the cancellation if ctx has no
+// deadline). If attempts ignore their cancellation, the error names them;
+// an alert they fire after Stop is logged, its action not run;
+// their leases are renewed, and the database handle kept open, until they
+// return. It is safe to call more than once.
 func (rt *Runtime) Stop(ctx context.Context) error {
-	rt.stopOnce.Do(func() {
-		rt.stopMu.Lock()
-		rt.stopping = true // no attempt starts after this
-		rt.stopMu.Unlock()
-		rt.cancel()
-		done := make(chan struct{})
-		go func() { rt.attempts.Wait(); close(done) }()
-		timer := time.NewTimer(rt.cfg.ShutdownTimeout)
-		defer timer.Stop()
+	rt.stopOnce.Do(func() { rt.stopErr = rt.stop(ctx) })
+	return rt.stopErr
+}
+
+// stopGrace is how long Stop waits for canceled attempts to return when its
+// context has no deadline.
+const stopGrace = 5 * time.Second
+
+func (rt *Runtime) stop(ctx context.Context) error {
+	began := time.Now()
+	rt.stopMu.Lock()
+	rt.stopping = true // no attempt starts after this
+	rt.stopMu.Unlock()
+	rt.cancel()
+	attemptsDone := make(chan struct{})
+	go func() { rt.attempts.Wait(); close(attemptsDone) }()
+	loopsDone := make(chan struct{})
+	go func() { rt.loops.Wait(); close(loopsDone) }()
+
+	timer := time.NewTimer(rt.cfg.ShutdownTimeout)
+	select {
+	case <-attemptsDone:
+	case <-ctx.Done():
+	case <-timer.C:
+	}
+	timer.Stop()
+	rt.workStop() // attempts still running see their context canceled and are given back
+
+	// Every wait from here ends with ctx, or stopGrace after the cancellation.
+	waitCtx, cancelWait := context.WithTimeout(ctx, stopGrace)
+	defer cancelWait()
+	waitFor := func(done <-chan struct{}) bool {
 		select {
 		case <-done:
-		case <-ctx.Done():
-		case <-timer.C:
+			return true
+		case <-waitCtx.Done():
 		}
-		rt.workStop() // attempts still running see their context canceled and are released
-		select {
+		select { // done and the deadline at once: done wins
 		case <-done:
-		case <-time.After(5 * time.Second):
-			rt.stopErr = errors.New("argo: some attempts ignored cancellation; their leases will expire and be rescued")
+			return true
+		default:
+			return false
 		}
-		rt.loops.Wait()
+	}
+	var errs []error
+	if !waitFor(attemptsDone) {
+		if running := rt.leases.running(); len(running) > 0 {
+			errs = append(errs, fmt.Errorf("argo: Stop: still running after cancellation (their leases are renewed until they return): %s", describeRunning(running)))
+		} else {
+			errs = append(errs, errors.New("argo: Stop: attempts still writing their outcome"))
+		}
+	}
+	if !waitFor(loopsDone) && len(errs) == 0 {
+		errs = append(errs, errors.New("argo: Stop: outcomes still being written in the background"))
+	}
+	rt.shards.stop(waitCtx, rt)
+
+	// The rest waits for the last lease holder: the renewer runs, and the
+	// database stays open, until every attempt has returned and every
+	// outcome has been written.
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		<-attemptsDone
+		<-loopsDone
+		close(rt.renewStop)
+		<-rt.renewDone
 		rt.completer.close()
-		rt.shards.stop(rt)
-		rt.alerts.close()
 		rt.store.close()
 		if rt.ownDB {
 			rt.store.db.Close()
 		}
-		rt.log.Info("argo: runtime stopped", "instance", rt.cfg.InstanceID)
-	})
-	return rt.stopErr
+		rt.log.Info("argo: runtime stopped", "instance", rt.cfg.InstanceID, "took", time.Since(began).Round(time.Millisecond))
+	}()
+	if !waitFor(closed) {
+		if len(errs) == 0 {
+			errs = append(errs, errors.New("argo: Stop: the lease renewer has not finished"))
+		}
+		rt.log.Error("argo: Stop returned before everything stopped", "error", errors.Join(errs...))
+	}
+	// Last, and only for what is left of ctx: alert actions still queued.
+	rt.alerts.close(waitCtx)
+	return errors.Join(errs...)
 }
 
 // reserve takes up to n worker slots and registers that many attempts with

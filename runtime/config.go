@@ -37,9 +37,13 @@ type Config struct {
 	PollInterval time.Duration
 	// ClaimBatch is the most rows one claim takes. Default 100.
 	ClaimBatch int
-	// LeaseDuration is how long a claim holds a task; running attempts renew
-	// it every LeaseDuration/3, and a task whose lease expired (its instance
-	// died) is rescued and counted as a failed attempt. Default 30s.
+	// LeaseDuration is how long a claim holds a task; the lease is renewed
+	// every LeaseDuration/3 for exactly as long as the attempt's function
+	// runs in this process (during Stop too), and a task whose lease expired
+	// (its instance died) is rescued and counted as a failed attempt. A
+	// renewal that finds the lease gone (rescued, or taken by another
+	// instance) cancels the attempt's context at once; its outcome is not
+	// recorded. Default 30s.
 	LeaseDuration time.Duration
 	// RetryHold: a failed attempt whose retry falls due within RetryHold
 	// stays leased by this instance, which restarts it from a local timer at
@@ -47,7 +51,10 @@ type Config struct {
 	// due+LeaseDuration; Stop gives it back). Default LeaseDuration; negative
 	// disables holding (every retry is claimed from the database when due).
 	RetryHold time.Duration
-	// RescueInterval is how often expired leases are looked for. Default LeaseDuration/3.
+	// RescueInterval is how often expired leases are looked for, by the one
+	// instance holding the "maintenance" role. The role is renewed at that
+	// interval and expires after max(InstanceTimeout, 3×RescueInterval)
+	// without renewal; Stop hands it over at once. Default LeaseDuration/3.
 	RescueInterval time.Duration
 	// UnknownTaskDelay is how long a task with no registered handler, or with
 	// arguments that do not decode, waits before it is looked at again; it
@@ -88,8 +95,10 @@ type Config struct {
 	// AlertTimeout bounds one alert action. Default 10s.
 	AlertTimeout time.Duration
 
-	// ShutdownTimeout bounds how long Stop waits for running attempts
-	// before releasing their leases. Default 30s.
+	// ShutdownTimeout bounds how long Stop waits for running attempts (sync
+	// ones included) before canceling them; a canceled attempt's task is given
+	// back without counting the attempt, and its lease is renewed until its
+	// function returns. Stop's own context ends the wait sooner. Default 30s.
 	ShutdownTimeout time.Duration
 
 	// IsPermanent classifies errors no retry can fix, in addition to

@@ -5,42 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"sync"
 	"time"
 )
-
-// leaseSet is the tasks this instance holds leases on, renewed together.
-// A lease is held while its attempt runs and, if the outcome could not be
-// written, until the background write lands (see record), so each id counts
-// its holders.
-type leaseSet struct {
-	mu  sync.Mutex
-	ids map[int64]int
-}
-
-func (l *leaseSet) add(id int64) {
-	l.mu.Lock()
-	l.ids[id]++
-	l.mu.Unlock()
-}
-
-func (l *leaseSet) remove(id int64) {
-	l.mu.Lock()
-	if l.ids[id]--; l.ids[id] <= 0 {
-		delete(l.ids, id)
-	}
-	l.mu.Unlock()
-}
-
-func (l *leaseSet) list() []int64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := make([]int64, 0, len(l.ids))
-	for id := range l.ids {
-		out = append(out, id)
-	}
-	return out
-}
 
 // goAttempt runs a claimed task on the pool; the caller holds a
 // reservation (reserve). With poke, the poller is woken when its worker is
@@ -92,8 +58,9 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 	defer rt.attempts.Done()
 	slot := &workerSlot{rt: rt, held: !sync, poke: poke}
 	defer slot.free()
-	rt.leases.add(t.ID)
-	defer rt.leases.remove(t.ID)
+	lease := leaseKey{t.ID, t.ExecuteTimes}
+	rt.leases.add(lease)
+	defer rt.leases.remove(lease)
 	if t.State == StateFallingBack {
 		rt.runFallback(t, h)
 		return nil
@@ -110,20 +77,39 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 	}
 	started := rt.now()
 	lag := started.Sub(t.ExecuteTime.Time())
-	ctx := withAttempt(rt.workCtx, t.ID, t.ExecuteTimes, t.Name)
+	parent := rt.workCtx
 	if sync {
 		// A sync attempt runs on the caller's behalf: keep its values, but not
 		// its cancellation, which would abandon a persisted attempt half-way.
-		ctx = withAttempt(context.WithoutCancel(callerCtx), t.ID, t.ExecuteTimes, t.Name)
+		// Shutdown cancels it like any other attempt (at Stop's deadline).
+		var stopSync context.CancelFunc
+		parent, stopSync = context.WithCancel(context.WithoutCancel(callerCtx))
+		unhook := context.AfterFunc(rt.workCtx, stopSync)
+		defer func() { unhook(); stopSync() }()
 	}
+	// Canceled at once if a renewal finds the lease gone.
+	ctx, running := rt.leases.start(withAttempt(parent, t.ID, t.ExecuteTimes, t.Name), lease, t.Name, "attempt")
 	var cancel context.CancelFunc = func() {}
 	if pol.Timeout > 0 {
 		ctx, cancel = context.WithTimeout(ctx, pol.Timeout)
 	}
-	runErr := callSafely(func() error { return h.Run(ctx, []byte(t.Parameter)) })
+	// Past the shutdown deadline already (a held retry that got its worker
+	// as Stop canceled the attempts): give it back unrun.
+	var runErr error
+	if ctx.Err() == nil {
+		runErr = callSafely(func() error { return h.Run(ctx, []byte(t.Parameter)) })
+	} else {
+		runErr = context.Cause(ctx)
+	}
 	ctxErr := ctx.Err()
 	cancel()
 	finished := rt.now()
+	if rt.leases.done(lease, running) {
+		// Another instance may be running this task now: whatever this
+		// attempt did, its outcome is not ours to write.
+		rt.log.Info("argo: attempt returned after losing its lease; its outcome is not recorded", "task_id", t.ID, "task", t.Name, "attempt", t.ExecuteTimes, "shard", t.ShardKey, "returned", errString(runErr))
+		return &AttemptError{TaskID: t.ID, Attempt: t.ExecuteTimes, WillRetry: true, Err: fmt.Errorf("attempt canceled: %w", ErrLeaseLost)}
+	}
 	// Free the worker while the outcome is written, unless maxRecording
 	// outcomes are being written already (the database is behind): then this
 	// attempt keeps its worker until its outcome lands, which holds back
@@ -142,6 +128,9 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 	if runErr != nil && rt.workCtx.Err() != nil && errors.Is(runErr, context.Canceled) {
 		// Stopped by shutdown, not by the task: give the attempt back.
 		rt.giveBack(t, f, "")
+		if sync {
+			return &AttemptError{TaskID: t.ID, Attempt: t.ExecuteTimes, WillRetry: true, Err: fmt.Errorf("attempt interrupted by shutdown; the task runs again, this attempt not counted: %w", runErr)}
+		}
 		return nil
 	}
 	hist := &Attempt{TaskPK: t.ID, Attempt: t.ExecuteTimes, Kind: "attempt", Worker: rt.cfg.InstanceID, StartedAt: toMillis(started), FinishedAt: toMillis(finished)}
@@ -219,8 +208,9 @@ func (rt *Runtime) fallbackNow(t *Task, h *TaskDef) {
 		rt.poke()
 		return
 	}
-	rt.leases.add(ft.ID)
-	defer rt.leases.remove(ft.ID)
+	lease := leaseKey{ft.ID, ft.ExecuteTimes}
+	rt.leases.add(lease)
+	defer rt.leases.remove(lease)
 	defer rt.release()
 	rt.runFallback(ft, h)
 }
@@ -253,9 +243,14 @@ func (rt *Runtime) runFallback(t *Task, h *TaskDef) {
 		rt.observe(func(o Observer) { o.Finished(t.Name, StateDead) })
 		return
 	}
-	ctx := context.WithValue(withAttempt(rt.workCtx, t.ID, t.ExecuteTimes, t.Name), fallbackCauseKey{}, errors.New(t.ErrorMsg))
+	lease := leaseKey{t.ID, t.ExecuteTimes}
+	ctx, running := rt.leases.start(context.WithValue(withAttempt(rt.workCtx, t.ID, t.ExecuteTimes, t.Name), fallbackCauseKey{}, errors.New(t.ErrorMsg)), lease, t.Name, "fallback")
 	err := callSafely(func() error { return h.Fallback(ctx, []byte(t.Parameter), errors.New(t.ErrorMsg)) })
 	finished := rt.now()
+	if rt.leases.done(lease, running) {
+		rt.log.Info("argo: fallback returned after losing its lease; its outcome is not recorded", "task_id", t.ID, "task", t.Name, "attempt", t.ExecuteTimes, "shard", t.ShardKey, "returned", errString(err))
+		return
+	}
 	hist.FinishedAt = toMillis(finished)
 	if err != nil && rt.workCtx.Err() != nil && errors.Is(err, context.Canceled) {
 		msg := "fallback interrupted by shutdown"
@@ -337,11 +332,11 @@ func (rt *Runtime) record(f finishing) bool {
 	f.holdUntil = 0
 	// Keep renewing the lease until the outcome lands, so that the rescuer
 	// does not take back (and re-run) an attempt that did run.
-	rt.leases.add(f.id)
+	rt.leases.add(leaseKey{f.id, f.attempt})
 	rt.loops.Add(1)
 	go func() {
 		defer rt.loops.Done()
-		defer rt.leases.remove(f.id)
+		defer rt.leases.remove(leaseKey{f.id, f.attempt})
 		wait := 100 * time.Millisecond
 		deadline := time.Now().Add(rt.cfg.ShutdownTimeout)
 		for {
@@ -401,4 +396,12 @@ func (rt *Runtime) checkAlert(h *TaskDef, t *Task, pol RetryPolicy, msg string, 
 	if rt.alerts.check(h, env) {
 		rt.observe(func(o Observer) { o.AlertFired(t.Name) })
 	}
+}
+
+// errString is err's text, or "" for nil.
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }

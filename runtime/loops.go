@@ -7,15 +7,21 @@ import (
 	"time"
 )
 
-// startLoops starts the background loops; each ends when rt.ctx is canceled.
+// startLoops starts the background loops; each ends when rt.ctx is
+// canceled, except the lease renewer, which Stop ends once nothing holds a
+// lease any more (renewStop).
 func (rt *Runtime) startLoops() {
-	for _, loop := range []func(){rt.pollLoop, rt.holdLoop, rt.renewLoop, rt.heartbeatLoop, rt.maintenanceLoop} {
+	for _, loop := range []func(){rt.pollLoop, rt.holdLoop, rt.heartbeatLoop, rt.maintenanceLoop} {
 		rt.loops.Add(1)
 		go func() {
 			defer rt.loops.Done()
 			loop()
 		}()
 	}
+	go func() {
+		defer close(rt.renewDone)
+		rt.renewLoop()
+	}()
 }
 
 // sleep waits d or until the runtime stops; it reports whether to go on.
@@ -89,16 +95,42 @@ func (rt *Runtime) claimAvailable() {
 	}
 }
 
-// renewLoop extends the leases of running attempts every LeaseDuration/3.
+// renewLoop extends the leases this instance holds every LeaseDuration/3,
+// for as long as anyone holds them: it goes on after Stop begins, while
+// attempts still run, and ends when Stop closes renewStop.
 func (rt *Runtime) renewLoop() {
-	for rt.sleep(rt.cfg.LeaseDuration/3, nil) {
-		ids := rt.leases.list()
-		if len(ids) == 0 {
-			continue
+	tick := time.NewTicker(rt.cfg.LeaseDuration / 3)
+	defer tick.Stop()
+	for {
+		select {
+		case <-rt.renewStop:
+			return
+		case <-tick.C:
 		}
-		now := rt.now()
-		if _, err := rt.store.extendLeases(rt.ctx, rt.cfg.InstanceID, ids, toMillis(now.Add(rt.cfg.LeaseDuration)), toMillis(now)); err != nil && rt.ctx.Err() == nil {
-			rt.health.failed(rt, "renew leases", err)
+		rt.renewLeases()
+	}
+}
+
+// renewLeases extends every lease held and cancels the functions whose
+// lease a renewal finds gone (rescued, or taken by another instance): their
+// outcome is not written. A failed renewal (the database does not answer)
+// loses nothing: the leases are renewed at the next tick, or expire.
+func (rt *Runtime) renewLeases() {
+	keys := rt.leases.list()
+	if len(keys) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), rt.cfg.LeaseDuration/3)
+	defer cancel()
+	now := rt.now()
+	lost, err := rt.store.extendLeases(ctx, rt.cfg.InstanceID, keys, toMillis(now.Add(rt.cfg.LeaseDuration)), toMillis(now))
+	if err != nil {
+		rt.health.failed(rt, "renew leases", err)
+		return
+	}
+	for _, k := range lost {
+		if r := rt.leases.lose(k); r != nil {
+			rt.log.Warn("argo: lease lost (the task was rescued or taken by another instance): "+r.kind+" canceled, its outcome will not be recorded", "task_id", k.id, "task", r.name, "attempt", k.attempt)
 		}
 	}
 }
@@ -119,10 +151,15 @@ func (rt *Runtime) heartbeatLoop() {
 // maintenanceLoop runs on the one instance holding the "maintenance" role:
 // it rescues expired leases every RescueInterval and purges old finished
 // rows every MaintenanceInterval.
+//
+// The role is held for maintenanceTTL, renewed every RescueInterval, and
+// handed over at once when the loop ends (Stop).
 func (rt *Runtime) maintenanceLoop() {
+	defer rt.releaseLeader("maintenance")
+	ttl := maintenanceTTL(rt.cfg)
 	var lastPurge time.Time
 	for {
-		lead, err := rt.leader(rt.ctx, "maintenance", rt.cfg.InstanceTimeout)
+		lead, err := rt.leader(rt.ctx, "maintenance", ttl)
 		if err != nil && rt.ctx.Err() == nil {
 			rt.health.failed(rt, "leader election", err)
 		}
@@ -141,6 +178,14 @@ func (rt *Runtime) maintenanceLoop() {
 			return
 		}
 	}
+}
+
+// maintenanceTTL is how long the maintenance role is held without renewal:
+// max(InstanceTimeout, 3×RescueInterval), so that the holder, which renews
+// it every RescueInterval, keeps it through two missed renewals, and a dead
+// holder is replaced within that time.
+func maintenanceTTL(cfg Config) time.Duration {
+	return max(cfg.InstanceTimeout, 3*cfg.RescueInterval)
 }
 
 // rescueExpired takes back tasks whose lease expired (their instance died

@@ -270,9 +270,10 @@ func (rt *Runtime) startHeldBatch(batch []*heldRetry, now time.Time) {
 // (it is counted as waiting until then). Its lease is renewed while it
 // waits; if the runtime stops first, the attempt is given back unrun.
 func (rt *Runtime) runWhenFree(t *Task, h *TaskDef, due time.Time) {
-	rt.leases.add(t.ID)
+	lease := leaseKey{t.ID, t.ExecuteTimes}
+	rt.leases.add(lease)
 	go func() {
-		defer rt.leases.remove(t.ID)
+		defer rt.leases.remove(lease)
 		if d := due.Sub(rt.now()); d > 0 {
 			timer := time.NewTimer(d)
 			select {

@@ -37,8 +37,10 @@ func (v *shardView) start(ctx context.Context, rt *Runtime) error {
 	return rt.heartbeat(ctx)
 }
 
-func (v *shardView) stop(rt *Runtime) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+// stop removes this instance from argo_instance, waiting at most 5 s or
+// until ctx ends.
+func (v *shardView) stop(ctx context.Context, rt *Runtime) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	// Leave at once so the others take our shards without waiting for the timeout.
 	if _, err := rt.store.exec(ctx, "DELETE FROM argo_instance WHERE instance_id = ?", rt.cfg.InstanceID); err != nil {
@@ -248,4 +250,14 @@ func (rt *Runtime) leader(ctx context.Context, name string, ttl time.Duration) (
 		return false, nil
 	}
 	return false, err
+}
+
+// releaseLeader hands the named role over at once, if this instance holds
+// it: the next instance to ask takes it without waiting for it to expire.
+func (rt *Runtime) releaseLeader(name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := rt.store.exec(ctx, "DELETE FROM argo_leader WHERE name = ? AND holder = ?", name, rt.cfg.InstanceID); err != nil {
+		rt.log.Warn("argo: could not hand over the role; another instance takes it when it expires", "role", name, "error", err)
+	}
 }

@@ -296,13 +296,69 @@ func insertAttempt(ctx context.Context, ex Execer, a *Attempt) error {
 	return err
 }
 
-// extendLeases renews the leases this owner holds on ids.
-func (s *store) extendLeases(ctx context.Context, owner string, ids []int64, until, now Millis) (int64, error) {
-	if len(ids) == 0 {
-		return 0, nil
+// extendLeases renews, until until, the leases owner holds for the given
+// attempts: a row is renewed only while it is running or falling back under
+// owner with that attempt number. It returns the keys whose lease is gone
+// (the row was rescued, claimed again, finished or deleted meanwhile); their
+// running functions must stop. An error says nothing about the leases.
+func (s *store) extendLeases(ctx context.Context, owner string, keys []leaseKey, until, now Millis) (lost []leaseKey, err error) {
+	for len(keys) > 0 {
+		n := min(len(keys), maxLeaseBatch)
+		l, err := s.extendLeaseBatch(ctx, owner, keys[:n], until)
+		if err != nil {
+			return lost, err
+		}
+		lost = append(lost, l...)
+		keys = keys[n:]
 	}
-	in, args := inList(ids)
-	return s.exec(ctx, "UPDATE argo_task SET lease_until = ? WHERE lease_owner = ? AND task_status IN (1, 5) AND id IN "+in, append([]any{until, owner}, args...)...)
+	return lost, nil
+}
+
+// maxLeaseBatch bounds the leases one renewal statement names.
+const maxLeaseBatch = 500
+
+func (s *store) extendLeaseBatch(ctx context.Context, owner string, keys []leaseKey, until Millis) ([]leaseKey, error) {
+	ids := make([]int64, len(keys))
+	match := make([]string, len(keys))
+	pairs := make([]any, 0, 2*len(keys))
+	for i, k := range keys {
+		ids[i] = k.id
+		match[i] = "(id = ? AND execute_times = ?)"
+		pairs = append(pairs, k.id, k.attempt)
+	}
+	in, idArgs := inList(ids)
+	args := append([]any{until, owner}, idArgs...)
+	n, err := s.exec(ctx, "UPDATE argo_task SET lease_until = ? WHERE lease_owner = ? AND task_status IN (1, 5) AND id IN "+in+" AND ("+strings.Join(match, " OR ")+")", append(args, pairs...)...)
+	if err != nil {
+		return nil, err
+	}
+	if n == int64(len(keys)) {
+		return nil, nil
+	}
+	// Fewer rows changed than leases named: find out which are still held
+	// (MySQL counts a row whose lease_until was already until as unchanged).
+	var rows []struct {
+		ID      int64  `db:"id"`
+		Attempt int    `db:"execute_times"`
+		Owner   string `db:"lease_owner"`
+		State   State  `db:"task_status"`
+	}
+	if err := s.db.SelectContext(ctx, &rows, "SELECT id, execute_times, lease_owner, task_status FROM argo_task WHERE id IN "+in, idArgs...); err != nil {
+		return nil, err
+	}
+	held := map[leaseKey]bool{}
+	for _, r := range rows {
+		if r.Owner == owner && (r.State == StateRunning || r.State == StateFallingBack) {
+			held[leaseKey{r.ID, r.Attempt}] = true
+		}
+	}
+	var lost []leaseKey
+	for _, k := range keys {
+		if !held[k] {
+			lost = append(lost, k)
+		}
+	}
+	return lost, nil
 }
 
 // orphanMsgPrefix starts the error_msg of a due task no live instance can run.
