@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,19 +28,6 @@ func openDB(t *testing.T, dsn string) (*sql.DB, *Inspector) {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db, NewInspector(db, dialect)
-}
-
-// testLogger logs at Info and above into the test's log (shown when it
-// fails, or with -v), so a failure comes with the runtime's story.
-func testLogger(t *testing.T) *slog.Logger {
-	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
-}
-
-type tWriter struct{ t *testing.T }
-
-func (w tWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimSuffix(string(p), "\n"))
-	return len(p), nil
 }
 
 // overlapProbe counts executions per (task, attempt) and catches two
