@@ -314,7 +314,10 @@ func (rt *Runtime) record(f finishing) bool {
 		rt.health.ok(rt)
 		return true
 	}
-	if errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrTransitionInvalid) || errors.Is(err, errDataRefused) { // errDataRefused: logged at ERROR by the store
+	if errors.Is(err, errDataRefused) {
+		return false // the store logged why at ERROR; the lease expires and the task is rescued
+	}
+	if errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrTransitionInvalid) {
 		rt.log.Warn("argo: outcome not recorded: the lease was lost (the task was rescued or changed meanwhile)", "task_id", f.id, "attempt", f.attempt, "to", f.to)
 		return false
 	}
