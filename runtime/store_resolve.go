@@ -259,7 +259,7 @@ func (s *store) submitTokenID(ctx context.Context, token []byte) (int64, error) 
 // for its first attempt, found only by resolution: it runs only if the row
 // is still that first attempt, leased by owner (not rescued meanwhile).
 func (s *store) confirmSubmitLease(ctx context.Context, id int64, owner string, leaseUntil Millis) (bool, error) {
-	n, err := s.exec(ctx, "UPDATE argo_task SET lease_until = ? WHERE id = ? AND task_status = 1 AND lease_owner = ? AND execute_times = 1 AND attempt_started_at = 0", leaseUntil, id, owner)
+	n, err := s.exec(ctx, "UPDATE "+s.byID()+" SET lease_until = ? WHERE id = ? AND task_status = 1 AND lease_owner = ? AND execute_times = 1 AND attempt_started_at = 0", leaseUntil, id, owner)
 	return n == 1, err
 }
 

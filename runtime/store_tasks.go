@@ -328,7 +328,7 @@ func (s *store) extendLeaseBatch(ctx context.Context, owner string, keys []lease
 	}
 	in, idArgs := inList(ids)
 	args := append([]any{until, owner}, idArgs...)
-	n, err := s.exec(ctx, "UPDATE argo_task SET lease_until = ? WHERE lease_owner = ? AND task_status IN (1, 5) AND id IN "+in+" AND ("+strings.Join(match, " OR ")+")", append(args, pairs...)...)
+	n, err := s.exec(ctx, "UPDATE "+s.byID()+" SET lease_until = ? WHERE lease_owner = ? AND task_status IN (1, 5) AND id IN "+in+" AND ("+strings.Join(match, " OR ")+")", append(args, pairs...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -387,7 +387,7 @@ func (s *store) flagOrphans(ctx context.Context, known []string, live []string, 
 	for _, r := range rows {
 		msg := fmt.Sprintf("%s%q on any live instance (%s): deploy code that registers it (for generated code, call its ArgoRegister function), or discard the task with argoctl; it keeps its attempts and runs once a handler exists",
 			orphanMsgPrefix, r.Name, strings.Join(live, ", "))
-		c, err := s.exec(ctx, "UPDATE argo_task SET error_msg = ? WHERE id = ? AND task_status IN (0, 2, 4) AND task_id = ?", sanitizeErrorText(msg), r.ID, r.Name)
+		c, err := s.exec(ctx, "UPDATE "+s.byID()+" SET error_msg = ? WHERE id = ? AND task_status IN (0, 2, 4) AND task_id = ?", sanitizeErrorText(msg), r.ID, r.Name)
 		if err != nil {
 			return n, err
 		}
@@ -436,7 +436,7 @@ func (s *store) rescueAsIs(ctx context.Context, f finishing, leaseUntil, now Mil
 		return err
 	}
 	return s.write(ctx, func(tx *sqlx.Tx) error {
-		res, err := tx.ExecContext(ctx, "UPDATE argo_task SET task_status = ?, execute_time = ?, error_msg = ?, lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND shard_key = ? AND task_status = ? AND lease_owner = ? AND execute_times = ? AND lease_until = ?",
+		res, err := tx.ExecContext(ctx, "UPDATE "+s.byID()+" SET task_status = ?, execute_time = ?, error_msg = ?, lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND shard_key = ? AND task_status = ? AND lease_owner = ? AND execute_times = ? AND lease_until = ?",
 			f.to, f.due, sanitizeErrorText(*f.errMsg), now, f.id, f.shard, f.from, f.owner, f.attempt, leaseUntil)
 		if err != nil {
 			return err
@@ -493,7 +493,7 @@ func (s *store) attempts(ctx context.Context, id int64) ([]Attempt, error) {
 // requeue moves a dead or discarded task back to pending with a fresh
 // attempt budget, due at now.
 func (s *store) requeue(ctx context.Context, id int64, now Millis) error {
-	n, err := s.exec(ctx, "UPDATE argo_task SET task_status = 0, execute_times = 0, execute_time = ?, fallback_error_msg = '', discard_reason = '', lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND task_status IN (7, 8)", now, now, id)
+	n, err := s.exec(ctx, "UPDATE "+s.byID()+" SET task_status = 0, execute_times = 0, execute_time = ?, fallback_error_msg = '', discard_reason = '', lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND task_status IN (7, 8)", now, now, id)
 	return s.stateChanged(ctx, id, StatePending, n, err)
 }
 
@@ -505,7 +505,7 @@ func (s *store) discard(ctx context.Context, id int64, reason string, now Millis
 	if err := checkOperatorText("discard reason", reason); err != nil {
 		return err
 	}
-	n, err := s.exec(ctx, "UPDATE argo_task SET task_status = 8, discard_reason = ?, lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND task_status IN (0, 2, 4, 7)", reason, now, id)
+	n, err := s.exec(ctx, "UPDATE "+s.byID()+" SET task_status = 8, discard_reason = ?, lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND task_status IN (0, 2, 4, 7)", reason, now, id)
 	return s.stateChanged(ctx, id, StateDiscarded, n, err)
 }
 
