@@ -48,6 +48,12 @@ func newSubmitToken() []byte {
 	return tok
 }
 
+// errTokenNotVisible is a duplicate on the submit token whose row a read
+// by the token does not find (seen once under load on MariaDB): the submit's
+// own row is being written or was written, so the outcome is not known yet
+// and the INSERT is run again (resolveInsert) rather than reported refused.
+var errTokenNotVisible = errors.New("argo: the submit token is taken, but its row is not visible yet")
+
 // insertTokenSQL is insertTaskSQL with the submit token as its last column.
 var insertTokenSQL = func() string {
 	cols, vals, ok := strings.Cut(insertTaskSQL, ") VALUES (")

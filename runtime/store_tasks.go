@@ -62,6 +62,11 @@ func (s *store) insertToken(ctx context.Context, ex Execer, t *Task, token []byt
 				t.ID = id
 				return nil
 			}
+			if !t.UniqueKey.Valid {
+				// The only unique index this row can clash on is the token's,
+				// yet the row is not visible (yet): the answer is not known.
+				return errTokenNotVisible
+			}
 		}
 		if isDuplicate(err) && t.UniqueKey.Valid {
 			if qerr := s.db.GetContext(ctx, &t.ID, "SELECT id FROM argo_task WHERE task_id = ? AND unique_key = ?", t.Name, t.UniqueKey.String); qerr != nil {
