@@ -30,7 +30,7 @@ func (b *bencher) claim(ctx context.Context) error {
 	if err := b.reset(ctx); err != nil {
 		return err
 	}
-	argo, err := b.captureClaim(ctx)
+	argo, err := b.captureClaim(ctx, claimMarkers(b.dialect))
 	if err != nil {
 		return err
 	}

@@ -67,14 +67,19 @@ func (c *argoClaim) close() {
 	}
 }
 
-// captureClaim runs a real runtime through the counting driver and keeps
-// the claim statements it sends, for the claim workload to time. It fails
-// when a statement is not seen.
-func (b *bencher) captureClaim(ctx context.Context) (*argoClaim, error) {
-	markers := []string{markClaimRead, markClaimTake}
-	if b.dialect == runtime.DialectSQLite {
-		markers = []string{markClaimSQLite}
+// claimMarkers returns the markers of argo's claim statements on dialect:
+// on MySQL the candidate read and the take, on SQLite the one statement.
+func claimMarkers(dialect string) []string {
+	if dialect == runtime.DialectSQLite {
+		return []string{markClaimSQLite}
 	}
+	return []string{markClaimRead, markClaimTake}
+}
+
+// captureClaim runs a real runtime through the counting driver and keeps
+// the claim statements it sends (markers, as from claimMarkers), for the
+// claim workload to time. It fails when a statement is not seen.
+func (b *bencher) captureClaim(ctx context.Context, markers []string) (*argoClaim, error) {
 	c := sqlcount.NewCounter()
 	for _, m := range markers {
 		c.Capture(m)
@@ -143,6 +148,10 @@ func (b *bencher) captureClaim(ctx context.Context) (*argoClaim, error) {
 		how = "its candidate read, then its per-row fenced UPDATEs in one READ COMMITTED transaction (arguments not interpolated here: argo has no multi-statement pool)"
 	}
 	b.rep.Notes = append(b.rep.Notes, "claim: the timed argo claim is the statements a running argo sent, captured through the counting driver: "+how)
+	if claim.take != nil {
+		b.rep.Notes = append(b.rep.Notes, "claim: argo's captured per-row take: "+claim.take.Query,
+			"claim: the hand-written MySQL claim: the read shown, then UPDATE … WHERE id IN (…) AND task_status = 0 (autocommit; if it changed fewer rows than read, a SELECT by its lease owner says which it took)")
+	}
 	return claim, nil
 }
 
