@@ -6,8 +6,6 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"io"
-	"strconv"
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
@@ -145,18 +143,6 @@ func (s *store) finishBatchOnetrip(ctx context.Context, fs []finishing, now Mill
 	}
 }
 
-// queryMultiIDs runs a multi-statement query on the onetrip pool and
-// returns the first column (an integer) of the first statement that returns
-// rows; the remaining statements must all succeed.
-func (s *store) queryMultiIDs(ctx context.Context, query string, args []any) ([]int64, error) {
-	var ids []int64
-	err := s.onRawConn(ctx, query, args, func(dc any, named []driver.NamedValue) (err error) {
-		ids, err = queryFirstColumn(ctx, dc, query, named)
-		return err
-	})
-	return ids, err
-}
-
 // onRawConn runs fn on a driver connection of the onetrip pool with the
 // arguments converted for the driver. If fn fails the connection is
 // discarded rather than returned to the pool: a multi-statement query that
@@ -180,61 +166,6 @@ func (s *store) onRawConn(ctx context.Context, query string, args []any, fn func
 		return nil
 	})
 	return fnErr
-}
-
-func queryFirstColumn(ctx context.Context, dc any, query string, named []driver.NamedValue) ([]int64, error) {
-	q, ok := dc.(driver.QueryerContext)
-	if !ok {
-		return nil, errors.New("argo: the MySQL driver connection cannot Query")
-	}
-	rows, err := q.QueryContext(ctx, query, named)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	multi, ok := rows.(driver.RowsNextResultSet)
-	if !ok {
-		return nil, errors.New("argo: the MySQL driver returned no result sets")
-	}
-	for len(rows.Columns()) == 0 { // statements without rows (START TRANSACTION)
-		if err := multi.NextResultSet(); err != nil {
-			return nil, err
-		}
-	}
-	var ids []int64
-	dest := make([]driver.Value, len(rows.Columns()))
-	for {
-		err := rows.Next(dest)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		switch v := dest[0].(type) {
-		case int64:
-			ids = append(ids, v)
-		case []byte:
-			id, err := strconv.ParseInt(string(v), 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("argo: id %q: %w", v, err)
-			}
-			ids = append(ids, id)
-		default:
-			return nil, fmt.Errorf("argo: id of type %T", v)
-		}
-	}
-	// The statements after it: an error in any (the COMMIT included) fails
-	// the whole query.
-	for {
-		err := multi.NextResultSet()
-		if err == io.EOF {
-			return ids, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
 }
 
 func namedArgs(query string, args []any) ([]driver.NamedValue, error) {

@@ -8,74 +8,33 @@ import (
 	"time"
 
 	"github.com/argo-retry/argo/cmd/argobench/benchtask"
-	"github.com/argo-retry/argo/cmd/argobench/internal/sqlcount"
 	"github.com/argo-retry/argo/runtime"
 )
 
-// The claim argo runs. The claim workload captures the statement a live
-// runtime sends (through the counting driver) and times that text, binding
-// its placeholders itself; these copies of runtime/store_tasks.go are the
-// fallback if nothing is captured, and the UPDATE that follows the SELECT on
-// MySQL.
+// The hand-written claim's statements (workloads.go handClaim), for EXPLAIN.
 const (
-	argoTaskColumns = `id, task_id, task_status, execute_times, max_attempts, execute_time, parameter_types, method_name, method_sign_name, execute_interval_sec, delay_time, task_parameter, performance_way, thread_way, error_msg, alert_expression, alert_action_bean_name, fallback_class_name, fallback_error_msg, shard_key, retry_policy, lease_owner, lease_until, unique_key, discard_reason, gmt_create, gmt_modified`
-	argoClaimSet    = `execute_times = CASE WHEN task_status = 4 THEN execute_times ELSE execute_times + 1 END, task_status = CASE WHEN task_status = 4 THEN 5 ELSE 1 END, lease_owner = ?, lease_until = ?, gmt_modified = ?`
-	argoClaimWhere  = "task_status IN (0, 2, 4) AND execute_time <= ?"
-	// MySQL: this SELECT, then UPDATE … WHERE id IN (…), in one READ COMMITTED transaction.
-	argoClaimMySQL = "SELECT " + argoTaskColumns + " FROM argo_task WHERE " + argoClaimWhere + " ORDER BY execute_time LIMIT ? FOR UPDATE SKIP LOCKED"
-	// SQLite: this one statement in a BEGIN IMMEDIATE transaction.
-	argoClaimSQLite = "UPDATE argo_task SET " + argoClaimSet + " WHERE id IN (SELECT id FROM argo_task WHERE " + argoClaimWhere + " ORDER BY execute_time LIMIT ?) RETURNING " + argoTaskColumns
-
-	handClaimMySQL  = "SELECT id, task_parameter FROM argo_task WHERE task_status = 0 AND execute_time <= ? ORDER BY execute_time LIMIT ? FOR UPDATE SKIP LOCKED"
+	// MySQL: the candidate read; the fenced UPDATE by primary key follows.
+	handClaimReadMySQL = "SELECT id, task_parameter FROM argo_task WHERE task_status = 0 AND execute_time <= ? ORDER BY execute_time LIMIT ?"
+	// SQLite: the one claim statement, in a BEGIN IMMEDIATE transaction.
 	handClaimSQLite = "UPDATE argo_task SET task_status = 1, execute_times = execute_times + 1, lease_owner = ?, lease_until = ?, gmt_modified = ? WHERE id IN (SELECT id FROM argo_task WHERE task_status = 0 AND execute_time <= ? ORDER BY execute_time LIMIT ?) RETURNING id, task_parameter"
 )
-
-// argoClaimQuery is argo's claim statement: the one captured from a live
-// runtime, or the copy.
-func (b *bencher) argoClaimQuery() string {
-	if b.claimSQL != "" {
-		return b.claimSQL
-	}
-	if b.dialect == runtime.DialectSQLite {
-		return argoClaimSQLite
-	}
-	return argoClaimMySQL
-}
-
-// argoClaimArgs binds the placeholders of argo's claim statement: on SQLite
-// (owner, lease_until, now) for the SET clause; then the due time; then, for
-// any placeholders left before the LIMIT, the registered task names (the
-// runtime claims only tasks it has handlers for); then the limit.
-func (b *bencher) argoClaimArgs(owner string, lease, now int64, limit int) []any {
-	q := b.argoClaimQuery()
-	total := strings.Count(q, "?")
-	var args []any
-	if b.dialect == runtime.DialectSQLite {
-		args = append(args, owner, lease, now)
-	}
-	args = append(args, now)
-	s, l, w, f := benchtask.Defs()
-	names := []string{s.Name, l.Name, w.Name, f.Name}
-	for i := 0; len(args) < total-1; i++ {
-		args = append(args, names[i%len(names)])
-	}
-	return append(args, limit)
-}
 
 func (b *bencher) handClaimQuery() string {
 	if b.dialect == runtime.DialectSQLite {
 		return handClaimSQLite
 	}
-	return handClaimMySQL
+	return handClaimReadMySQL
 }
 
 func (b *bencher) claim(ctx context.Context) error {
 	if err := b.reset(ctx); err != nil {
 		return err
 	}
-	if err := b.captureClaim(ctx); err != nil {
+	argo, err := b.captureClaim(ctx, claimMarkers(b.dialect))
+	if err != nil {
 		return err
 	}
+	defer argo.close()
 	if err := b.reset(ctx); err != nil {
 		return err
 	}
@@ -106,15 +65,16 @@ func (b *bencher) claim(ctx context.Context) error {
 			if err := b.topUpDue(ctx, p.due); err != nil {
 				return err
 			}
-			for _, side := range []string{"argo", "hand-written"} {
-				q := b.argoClaimQuery()
-				if side == "hand-written" {
-					if i != len(sizes)-1 {
-						continue
-					}
-					q = b.handClaimQuery()
+			now := time.Now().UnixMilli()
+			if err := b.explain(ctx, "argo", p.label, argo.read.Query, argo.readArgs(now, b.o.claimBatch)); err != nil {
+				return fmt.Errorf("explain: %w", err)
+			}
+			if i == len(sizes)-1 {
+				args := []any{now, b.o.claimBatch}
+				if b.dialect == runtime.DialectSQLite {
+					args = []any{"x", now, now, now, b.o.claimBatch}
 				}
-				if err := b.explain(ctx, side, p.label, q); err != nil {
+				if err := b.explain(ctx, "hand-written", p.label, b.handClaimQuery(), args); err != nil {
 					return fmt.Errorf("explain: %w", err)
 				}
 			}
@@ -124,7 +84,7 @@ func (b *bencher) claim(ctx context.Context) error {
 					if err := b.topUpDue(ctx, p.due); err != nil {
 						return err
 					}
-					per, err := b.timeClaims(ctx, argoSide)
+					per, err := b.timeClaims(ctx, argo, argoSide)
 					if err != nil {
 						return err
 					}
@@ -157,59 +117,16 @@ func (b *bencher) claim(ctx context.Context) error {
 	return nil
 }
 
-// captureClaim runs a real runtime through the counting driver and
-// captures the claim statement it sends, for the claim workload to time.
-func (b *bencher) captureClaim(ctx context.Context) error {
-	marker := "FOR UPDATE SKIP LOCKED"
-	if b.dialect == runtime.DialectSQLite {
-		marker = "RETURNING"
-	}
-	c := sqlcount.NewCounter()
-	c.Capture(marker)
-	db, err := openCounted(b.dsn, c)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	_, _, work, _ := benchtask.Defs()
-	row := newHandRow(work)
-	now := time.Now()
-	if _, err := b.admin.ExecContext(ctx, insertTaskSQL, row.values(argsJSON(0), now, statePending, 0, now.Add(-time.Second), "", 0)...); err != nil {
-		return err
-	}
-	benchtask.SetHooks(benchtask.Hooks{})
-	obs := newDoneObserver("argobench.Work", 1)
-	rt, err := b.startArgo(ctx, runtime.Config{DB: db, Dialect: b.dialect, Observer: obs})
-	if err != nil {
-		return err
-	}
-	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	err = obs.wait(wctx)
-	cancel()
-	stopArgo(rt)
-	if err != nil {
-		return fmt.Errorf("capturing argo's claim: %w", err)
-	}
-	got := c.Captured(marker)
-	if got == "" {
-		b.rep.Notes = append(b.rep.Notes, "claim: could not capture argo's claim statement; timed the bench's copy of runtime/store_tasks.go claimDue")
-		return nil
-	}
-	b.claimSQL = got
-	b.rep.Notes = append(b.rep.Notes, "claim: the timed argo claim is the statement a running argo sent (captured through the driver wrapper)")
-	return nil
-}
-
 // timeClaims times -claims claims of -claimbatch rows, after one untimed
 // claim, and returns the median per claim, in seconds.
-func (b *bencher) timeClaims(ctx context.Context, argo bool) (float64, error) {
+func (b *bencher) timeClaims(ctx context.Context, argo *argoClaim, argoSide bool) (float64, error) {
 	var lat []time.Duration
 	for k := range b.o.claims + 1 {
 		t0 := time.Now()
 		var n int
 		var err error
-		if argo {
-			n, err = b.argoClaimOnce(ctx)
+		if argoSide {
+			n, err = argo.once(ctx, b.hand, b.dialect, b.o.claimBatch)
 		} else {
 			var c []claimed
 			c, err = b.handClaim(ctx, b.hand, b.o.claimBatch)
@@ -226,61 +143,6 @@ func (b *bencher) timeClaims(ctx context.Context, argo bool) (float64, error) {
 		}
 	}
 	return secs(percentile(sortedDurations(lat), 50)), nil
-}
-
-// argoClaimOnce runs argo's claim (argoClaimQuery; on MySQL followed by
-// argo's UPDATE) on the hand-written side's handle, which has argo's
-// connection settings.
-func (b *bencher) argoClaimOnce(ctx context.Context) (int, error) {
-	now := time.Now()
-	nowMs, lease := now.UnixMilli(), now.Add(30*time.Second).UnixMilli()
-	owner := "argobench-claim"
-	var opts *sql.TxOptions // SQLite: BEGIN IMMEDIATE + UPDATE … RETURNING
-	if b.dialect == runtime.DialectMySQL {
-		opts = &sql.TxOptions{Isolation: sql.LevelReadCommitted}
-	}
-	tx, err := b.hand.BeginTx(ctx, opts)
-	if err != nil {
-		return 0, err
-	}
-	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, b.argoClaimQuery(), b.argoClaimArgs(owner, lease, nowMs, b.o.claimBatch)...)
-	if err != nil {
-		return 0, err
-	}
-	ids, err := scanAll(rows)
-	if err != nil {
-		return 0, err
-	}
-	if b.dialect == runtime.DialectMySQL && len(ids) > 0 {
-		if _, err := tx.ExecContext(ctx, "UPDATE argo_task SET "+argoClaimSet+" WHERE id IN ("+placeholders(len(ids))+")", append([]any{owner, lease, nowMs}, ids...)...); err != nil {
-			return 0, err
-		}
-	}
-	return len(ids), tx.Commit()
-}
-
-// scanAll reads every column of every row (as argo decodes whole tasks) and
-// returns the first column of each.
-func scanAll(rows *sql.Rows) ([]any, error) {
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return nil, err
-	}
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	var ids []any
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
-		}
-		ids = append(ids, vals[0])
-	}
-	return ids, rows.Err()
 }
 
 // settle lets the database absorb a bulk load before claims are timed: on
@@ -392,19 +254,8 @@ func fmtCount(n int) string {
 }
 
 // explain records the plan of query (as timed) at one table size.
-func (b *bencher) explain(ctx context.Context, side, label, query string) error {
-	now := time.Now().UnixMilli()
-	var args []any
-	var q string
-	switch {
-	case side == "argo":
-		args = b.argoClaimArgs("x", now, now, b.o.claimBatch)
-	case b.dialect == runtime.DialectSQLite:
-		args = []any{"x", now, now, now, b.o.claimBatch}
-	default:
-		args = []any{now, b.o.claimBatch}
-	}
-	q = "EXPLAIN " + query
+func (b *bencher) explain(ctx context.Context, side, label, query string, args []any) error {
+	q := "EXPLAIN " + query
 	if b.dialect == runtime.DialectSQLite {
 		q = "EXPLAIN QUERY PLAN " + query
 	}

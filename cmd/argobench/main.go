@@ -21,9 +21,9 @@
 //	        from 8 goroutines: submits/s. Hand-written: one INSERT per call.
 //	work    the same 50,000 submitted while one runtime works them: end-to-end
 //	        tasks/s, each task checked to have run exactly once. Hand-written:
-//	        workers claiming with SELECT … FOR UPDATE SKIP LOCKED + UPDATE (SQLite:
-//	        BEGIN IMMEDIATE + UPDATE … RETURNING), run, UPDATE done, at the same
-//	        concurrency.
+//	        workers claiming as argo does (a plain SELECT of due rows, then one
+//	        UPDATE … WHERE id IN (…) AND still pending; SQLite: BEGIN IMMEDIATE +
+//	        UPDATE … RETURNING), run, UPDATE done, at the same concurrency.
 //	retry   2,000 tasks that fail once with a fixed 1 s retry delay: how late the
 //	        second attempt starts against its due time (first failure + 1 s);
 //	        once submitted in a burst, once paced (-retryrate per second).

@@ -26,8 +26,6 @@ type bencher struct {
 	log     io.Writer
 	logger  *slog.Logger
 	rep     *Report
-
-	claimSQL string // argo's claim statement, captured from a live runtime
 }
 
 func (b *bencher) logf(format string, args ...any) {
@@ -551,9 +549,9 @@ type claimed struct {
 	args []byte
 }
 
-// handClaim leases up to limit due pending rows: on MySQL SELECT … FOR
-// UPDATE SKIP LOCKED and UPDATE in one READ COMMITTED transaction (retried on
-// a deadlock), on SQLite one UPDATE … RETURNING in a BEGIN IMMEDIATE one.
+// handClaim leases up to limit due pending rows. SQLite: one UPDATE …
+// RETURNING in a BEGIN IMMEDIATE transaction. MySQL: what argo's claim
+// does, written by hand (see handClaimMySQL).
 func (b *bencher) handClaim(ctx context.Context, db *sql.DB, limit int) ([]claimed, error) {
 	now := time.Now().UnixMilli()
 	lease := time.Now().Add(30 * time.Second).UnixMilli()
@@ -563,8 +561,7 @@ func (b *bencher) handClaim(ctx context.Context, db *sql.DB, limit int) ([]claim
 			return nil, err
 		}
 		defer tx.Rollback()
-		rows, err := tx.QueryContext(ctx, "UPDATE argo_task SET task_status = 1, execute_times = execute_times + 1, lease_owner = ?, lease_until = ?, gmt_modified = ? WHERE id IN (SELECT id FROM argo_task WHERE task_status = 0 AND execute_time <= ? ORDER BY execute_time LIMIT ?) RETURNING id, task_parameter",
-			handOwner, lease, now, now, limit)
+		rows, err := tx.QueryContext(ctx, handClaimSQLite, handOwner, lease, now, now, limit)
 		if err != nil {
 			return nil, err
 		}
@@ -574,37 +571,76 @@ func (b *bencher) handClaim(ctx context.Context, db *sql.DB, limit int) ([]claim
 		}
 		return out, tx.Commit()
 	}
-	for try := 1; ; try++ {
-		out, err := b.handClaimMySQL(ctx, db, limit, now, lease)
-		if err == nil || try == 5 || !isLockError(err) {
-			return out, err
+	var won []claimed
+	for round := 0; round < handClaimRounds && len(won) < limit; round++ {
+		want := limit - len(won)
+		var took []claimed
+		var read int
+		var err error
+		for try := 1; ; try++ {
+			took, read, err = b.handClaimMySQL(ctx, db, want, now, lease)
+			if err == nil || try == 5 || !isLockError(err) {
+				break
+			}
+		}
+		if err != nil {
+			return won, err
+		}
+		won = append(won, took...)
+		if len(took) == read || read < want {
+			break // nothing lost to another claimer, or no more due rows
 		}
 	}
+	return won, nil
 }
 
-func (b *bencher) handClaimMySQL(ctx context.Context, db *sql.DB, limit int, now, lease int64) ([]claimed, error) {
-	tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+// handClaimRounds bounds the candidate reads of one hand-written claim, as
+// argo's claimRounds does: a claimer that lost candidates to another reads
+// again for the rest of its limit.
+const handClaimRounds = 3
+
+// handClaimSeq makes each hand-written claim's lease owner unique.
+var handClaimSeq atomic.Int64
+
+// handClaimMySQL is one round of the hand-written MySQL claim: a plain
+// SELECT of up to limit due rows (no lock), then one autocommit UPDATE of
+// those ids that changes only rows still pending, setting a lease owner
+// unique to this claim. If it changed every row read, they are all this
+// claim's (two round trips); otherwise another claimer took some meanwhile,
+// and a SELECT by that owner says which this claim got. It returns the rows
+// taken and how many were read.
+func (b *bencher) handClaimMySQL(ctx context.Context, db *sql.DB, limit int, now, lease int64) ([]claimed, int, error) {
+	rows, err := db.QueryContext(ctx, handClaimReadMySQL, now, limit)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, "SELECT id, task_parameter FROM argo_task WHERE task_status = 0 AND execute_time <= ? ORDER BY execute_time LIMIT ? FOR UPDATE SKIP LOCKED", now, limit)
-	if err != nil {
-		return nil, err
+	read, err := scanClaimed(rows)
+	if err != nil || len(read) == 0 {
+		return nil, 0, err
 	}
-	out, err := scanClaimed(rows)
-	if err != nil || len(out) == 0 {
-		return nil, err
-	}
-	ids := make([]any, len(out))
-	for i, c := range out {
+	ids := make([]any, len(read))
+	for i, c := range read {
 		ids[i] = c.id
 	}
-	q := "UPDATE argo_task SET task_status = 1, execute_times = execute_times + 1, lease_owner = ?, lease_until = ?, gmt_modified = ? WHERE id IN (" + placeholders(len(ids)) + ")"
-	if _, err := tx.ExecContext(ctx, q, append([]any{handOwner, lease, now}, ids...)...); err != nil {
-		return nil, err
+	owner := fmt.Sprintf("%s-%d", handOwner, handClaimSeq.Add(1))
+	q := "UPDATE argo_task SET task_status = 1, execute_times = execute_times + 1, lease_owner = ?, lease_until = ?, gmt_modified = ? WHERE id IN (" + placeholders(len(ids)) + ") AND task_status = 0"
+	res, err := db.ExecContext(ctx, q, append([]any{owner, lease, now}, ids...)...)
+	if err != nil {
+		return nil, 0, err
 	}
-	return out, tx.Commit()
+	n, err := res.RowsAffected()
+	if err != nil {
+		return nil, 0, err
+	}
+	if n == int64(len(read)) {
+		return read, len(read), nil
+	}
+	rows, err = db.QueryContext(ctx, "SELECT id, task_parameter FROM argo_task WHERE id IN ("+placeholders(len(ids))+") AND lease_owner = ?", append(ids, owner)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	took, err := scanClaimed(rows)
+	return took, len(read), err
 }
 
 func scanClaimed(rows *sql.Rows) ([]claimed, error) {

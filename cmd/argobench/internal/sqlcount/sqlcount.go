@@ -50,12 +50,19 @@ type Counter struct {
 	mu      sync.Mutex
 	n       map[string]int64
 	t       map[string]time.Duration
-	capture map[string]string // marker → first statement text containing it
+	capture map[string]*Statement // marker → first statement containing it (nil: none yet)
+}
+
+// Statement is a statement as the driver received it: its text, with its
+// placeholders, and its arguments.
+type Statement struct {
+	Query string
+	Args  []driver.Value
 }
 
 // NewCounter returns an empty Counter.
 func NewCounter() *Counter {
-	return &Counter{n: map[string]int64{}, t: map[string]time.Duration{}, capture: map[string]string{}}
+	return &Counter{n: map[string]int64{}, t: map[string]time.Duration{}, capture: map[string]*Statement{}}
 }
 
 // Snapshot returns a copy of the counts so far.
@@ -70,18 +77,19 @@ func (c *Counter) Snapshot() Counts {
 	return out
 }
 
-// Capture asks the counter to remember the text of the next statement that
-// contains marker; Captured returns it.
+// Capture asks the counter to remember the next statement whose text
+// contains marker, with its arguments; Captured returns it.
 func (c *Counter) Capture(marker string) {
 	c.mu.Lock()
 	if _, ok := c.capture[marker]; !ok {
-		c.capture[marker] = ""
+		c.capture[marker] = nil
 	}
 	c.mu.Unlock()
 }
 
-// Captured returns the statement text captured for marker ("" if none yet).
-func (c *Counter) Captured(marker string) string {
+// Captured returns the statement captured for marker, or nil if none was
+// seen (or Capture was not called for marker).
+func (c *Counter) Captured(marker string) *Statement {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.capture[marker]
@@ -94,14 +102,18 @@ func (c *Counter) add(key string, d time.Duration) {
 	c.mu.Unlock()
 }
 
-func (c *Counter) stmt(query string, d time.Duration) {
+func (c *Counter) stmt(query string, args []driver.NamedValue, d time.Duration) {
 	c.mu.Lock()
 	k := Classify(query)
 	c.n[k]++
 	c.t[k] += d
-	for m, q := range c.capture {
-		if q == "" && strings.Contains(query, m) {
-			c.capture[m] = query
+	for m, st := range c.capture {
+		if st == nil && strings.Contains(query, m) {
+			vals := make([]driver.Value, len(args))
+			for i, a := range args {
+				vals[i] = a.Value
+			}
+			c.capture[m] = &Statement{Query: query, Args: vals}
 		}
 	}
 	c.mu.Unlock()
@@ -230,7 +242,7 @@ func (w *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 	if errors.Is(err, driver.ErrSkip) {
 		return nil, err // database/sql prepares instead; the stmt counts it
 	}
-	w.c.stmt(query, time.Since(start))
+	w.c.stmt(query, args, time.Since(start))
 	return res, err
 }
 
@@ -244,7 +256,7 @@ func (w *conn) QueryContext(ctx context.Context, query string, args []driver.Nam
 	if errors.Is(err, driver.ErrSkip) {
 		return nil, err
 	}
-	w.c.stmt(query, time.Since(start))
+	w.c.stmt(query, args, time.Since(start))
 	return rows, err
 }
 
@@ -295,7 +307,7 @@ func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (drive
 		}
 		res, err = s.Stmt.Exec(vals) //nolint:staticcheck // fallback for old drivers
 	}
-	s.c.stmt(s.query, time.Since(start))
+	s.c.stmt(s.query, args, time.Since(start))
 	return res, err
 }
 
@@ -312,7 +324,7 @@ func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driv
 		}
 		rows, err = s.Stmt.Query(vals) //nolint:staticcheck // fallback for old drivers
 	}
-	s.c.stmt(s.query, time.Since(start))
+	s.c.stmt(s.query, args, time.Since(start))
 	return rows, err
 }
 
