@@ -446,24 +446,6 @@ func TestSubmitTxWhoseAnswerIsLost(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log sink safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // A success whose write committed but whose answer was lost is known as
 // recorded: no "outcome not recorded" (lease lost) warning, one run, and
 // the row succeeded at attempt 1.

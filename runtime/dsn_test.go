@@ -7,7 +7,6 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,24 +19,6 @@ import (
 // connection: the driver escapes the quote as 0xbf 0x5c 0x27, which the
 // server reads as one GBK character and a closing quote.
 const gbkInjection = "\xbf\x27; CREATE TABLE argo_pwned (x INT); -- "
-
-// lockedBuffer is a log sink safe for concurrent writers.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // withDSNParam appends a parameter to a mysql: DSN.
 func withDSNParam(dsn, param string) string {
@@ -74,7 +55,7 @@ func TestGBKCharsetRunsNoArgumentAsSQL(t *testing.T) {
 		t.Fatalf("the server has no gbk charset (%d, %v): this test needs it", hasGBK, err)
 	}
 
-	logs := &lockedBuffer{}
+	logs := &syncBuffer{}
 	cfg := testConfig(withDSNParam(dsn, "charset=gbk"))
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	rt := startRuntime(t, cfg)

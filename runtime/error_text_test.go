@@ -1,14 +1,12 @@
 package runtime
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -402,26 +400,7 @@ func TestDiscardReasonRefusedUnlessStorable(t *testing.T) {
 	})
 }
 
-// logBuffer is a slog handler's writer that tests can read while the
-// runtime writes.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func (l *logBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
+func (l *syncBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
 
 // shrinkErrorColumns makes the error texts of a MySQL schema 255-byte
 // columns, so that a text the sanitiser passes (over 255 bytes) is refused
@@ -449,7 +428,7 @@ func TestDataErrorDegrades(t *testing.T) {
 			s := openTestStore(t, testdb.MySQLDSN(t))
 			s.noOnetrip = viaTx
 			requireStrictMySQL(t, s)
-			var logs logBuffer
+			var logs syncBuffer
 			s.log = logs.logger()
 			shrinkErrorColumns(t, s, "TINYTEXT")
 			ctx := context.Background()
@@ -525,7 +504,7 @@ func TestDataErrorDegradesInRuntime(t *testing.T) {
 	s := openTestStore(t, dsn) // migrates
 	requireStrictMySQL(t, s)
 	shrinkErrorColumns(t, s, "TINYTEXT")
-	var logs logBuffer
+	var logs syncBuffer
 	cfg := testConfig(dsn)
 	cfg.Logger = logs.logger()
 	rt := startRuntime(t, cfg)
@@ -561,7 +540,7 @@ func TestDataRefusedNotRetriedForever(t *testing.T) {
 			s := openTestStore(t, dsn)
 			requireStrictMySQL(t, s)
 			shrinkErrorColumns(t, s, "VARCHAR(10)")
-			var logs logBuffer
+			var logs syncBuffer
 			cfg := testConfig(dsn)
 			cfg.Logger = logs.logger()
 			attemptDone := make(chan struct{}, 1)

@@ -97,7 +97,9 @@ func (b *bencher) captureClaim(ctx context.Context, markers []string) (*argoClai
 	}
 	benchtask.SetHooks(benchtask.Hooks{})
 	obs := newDoneObserver("argobench.Work", 1)
-	rt, err := b.startArgo(ctx, runtime.Config{DB: db, Dialect: b.dialect, Observer: obs})
+	// No steal claims: they read only rows overdue by StealAfter, and a
+	// replay of one (times moved to now) would find no due row.
+	rt, err := b.startArgo(ctx, runtime.Config{DB: db, Dialect: b.dialect, Observer: obs, StealAfter: -1})
 	if err != nil {
 		return nil, err
 	}
