@@ -533,9 +533,11 @@ func TestConfirmSubmitLeaseFence(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		rt := startRuntime(t, testConfig(dsn))
 		ctx := context.Background()
+		until := toMillis(time.Now().Add(time.Hour))
 		leased := func(mut string) int64 {
 			t.Helper()
-			task := &Task{Name: "fence", State: StateRunning, ExecuteTimes: 1, LeaseOwner: "me", LeaseUntil: 5, ExecuteTime: 1, Parameter: "{}", GmtCreate: 1, GmtModified: 1}
+			// Leased for an hour, so that the runtime's rescuer leaves it alone.
+			task := &Task{Name: "fence", State: StateRunning, ExecuteTimes: 1, LeaseOwner: "me", LeaseUntil: until, ExecuteTime: 1, Parameter: "{}", GmtCreate: 1, GmtModified: 1}
 			if err := rt.store.insert(ctx, nil, task); err != nil {
 				t.Fatal(err)
 			}
@@ -551,13 +553,14 @@ func TestConfirmSubmitLeaseFence(t *testing.T) {
 			want bool
 		}{
 			{"", true},
+			{"lease_until = lease_until + 1", true}, // already renewed to that time: MySQL changes nothing
 			{"task_status = 2, lease_owner = ''", false}, // rescued
 			{"lease_owner = 'other'", false},
 			{"execute_times = 2", false},
 			{"attempt_started_at = 7", false}, // it ran
 		} {
 			id := leased(c.mut)
-			ok, err := rt.store.confirmSubmitLease(ctx, id, "me", 99)
+			ok, err := rt.store.confirmSubmitLease(ctx, id, "me", until+1)
 			if err != nil || ok != c.want {
 				t.Errorf("after %q: confirmed %v (%v), want %v", c.mut, ok, err, c.want)
 			}

@@ -265,8 +265,16 @@ func (s *store) submitTokenID(ctx context.Context, token []byte) (int64, error) 
 // for its first attempt, found only by resolution: it runs only if the row
 // is still that first attempt, leased by owner (not rescued meanwhile).
 func (s *store) confirmSubmitLease(ctx context.Context, id int64, owner string, leaseUntil Millis) (bool, error) {
-	n, err := s.exec(ctx, "UPDATE "+s.byID()+" SET lease_until = ? WHERE id = ? AND task_status = 1 AND lease_owner = ? AND execute_times = 1 AND attempt_started_at = 0", leaseUntil, id, owner)
-	return n == 1, err
+	const fence = " WHERE id = ? AND task_status = 1 AND lease_owner = ? AND execute_times = 1 AND attempt_started_at = 0"
+	n, err := s.exec(ctx, "UPDATE "+s.byID()+" SET lease_until = ?"+fence, leaseUntil, id, owner)
+	if err != nil || n == 1 {
+		return n == 1, err
+	}
+	// MySQL counts a row whose lease_until already was leaseUntil (written
+	// in the same millisecond) as unchanged: look again.
+	var held int
+	err = s.db.GetContext(ctx, &held, "SELECT COUNT(*) FROM argo_task"+fence+" AND lease_until = ?", id, owner, leaseUntil)
+	return held == 1, err
 }
 
 // resolveHeldStart settles a start of held retries (startHeld) that failed
