@@ -553,7 +553,7 @@ func TestConfirmSubmitLeaseFence(t *testing.T) {
 			want bool
 		}{
 			{"", true},
-			{"lease_until = lease_until + 1", true}, // already renewed to that time: MySQL changes nothing
+			{"lease_until = lease_until + 1", true},      // already renewed to that time: MySQL changes nothing
 			{"task_status = 2, lease_owner = ''", false}, // rescued
 			{"lease_owner = 'other'", false},
 			{"execute_times = 2", false},
