@@ -11,7 +11,7 @@ import (
 // rows and dashboards carry over; 4–8 are argo's additions.
 //
 // The seed task-system spec (queued, running, retrying, succeeded,
-// dlq_pending, dlq_recorded, failed) maps as the README's state table says:
+// dlq_pending, dlq_recorded, failed) maps as the state table in docs/semantics.md says:
 // queued=pending, dlq_pending=exhausted/falling_back, and dlq_recorded
 // followed by failed collapse into dead, because the task row itself, with
 // its attempt history, is the dead-letter record.
