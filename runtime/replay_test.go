@@ -54,7 +54,7 @@ func (l *transitionLog) get(task string) string {
 	return strings.Join(l.log[task], " -> ")
 }
 
-// seedName maps argo's states to the seed spec's names (README, state table).
+// seedName maps argo's states to the seed spec's names (the state table in docs/semantics.md).
 func seedName(s State) string {
 	switch s {
 	case StatePending:
