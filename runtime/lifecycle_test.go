@@ -405,8 +405,11 @@ func TestStopBoundsQueuedAlertActions(t *testing.T) {
 		t.Fatalf("Stop(ctx %s) with queued alert actions took %s", within, took)
 	}
 	t.Logf("Stop(ctx %s) with %d slow alert actions queued took %s", within, tasks-1, took.Round(time.Millisecond))
-	if running.Load() != 1 || abandoned.Load() != 1 {
-		t.Fatalf("actions run %d, abandoned %d: want the running one abandoned and the queued ones dropped", running.Load(), abandoned.Load())
+	// The running action sees its context canceled; it returns on its own
+	// goroutine, which Stop does not wait for.
+	waitFor(t, 5*time.Second, "the running alert action to be canceled", func() bool { return abandoned.Load() == 1 })
+	if running.Load() != 1 {
+		t.Fatalf("actions run %d: want only the first; the queued ones dropped", running.Load())
 	}
 	if n := rt.alerts.dropped.Load(); n != tasks-1 {
 		t.Fatalf("dropped %d queued actions, want %d", n, tasks-1)
