@@ -320,7 +320,7 @@ func (c *checker) alertAction(t *task) {
 	}
 	sig := h.fn.Signature()
 	ps, r := sig.Params(), sig.Results()
-	ok := ps.Len() == 2 && !sig.Variadic() && isContext(ps.At(0).Type()) && isNamed(ps.At(1).Type(), runtimePath, "AlertEvent") &&
+	ok := ps.Len() == 2 && !sig.Variadic() && isContext(ps.At(0).Type()) && isNamed(ps.At(1).Type(), argotypePath, "AlertEvent") &&
 		r.Len() == 1 && types.Identical(r.At(0).Type(), errorType)
 	if !ok {
 		c.at(t.spec.pos["alert-action"], "alert-action: %s has signature %s; want func(ctx context.Context, ev runtime.AlertEvent) error",

@@ -12,7 +12,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/argo-retry/argo/runtime"
+	"github.com/argo-retry/argo/argotype"
+	"github.com/argo-retry/argo/internal/alertexpr"
 )
 
 // directiveTool and directiveName make the //argo:retry directive.
@@ -34,9 +35,9 @@ type spec struct {
 	slash      token.Pos            // the directive's "//"
 	pos        map[string]token.Pos // key → position of its argument
 	name       string               // "" = the default name
-	policy     runtime.RetryPolicy
-	mode       runtime.Mode
-	thread     runtime.Thread
+	policy     argotype.RetryPolicy
+	mode       argotype.Mode
+	thread     argotype.Thread
 	firstDelay time.Duration
 
 	fallback, alert, alertAction, shardBy, uniqueBy string
@@ -55,9 +56,9 @@ func parseDirective(e *errs, d ast.Directive) *spec {
 	s := &spec{
 		slash:  d.Slash,
 		pos:    map[string]token.Pos{},
-		policy: runtime.DefaultRetryPolicy(),
-		mode:   runtime.Immediate,
-		thread: runtime.Async,
+		policy: argotype.DefaultRetryPolicy(),
+		mode:   argotype.Immediate,
+		thread: argotype.Async,
 	}
 	args, bad := splitArgs(d.Args, d.ArgsPos)
 	for _, err := range bad {
@@ -84,13 +85,13 @@ func parseDirective(e *errs, d ast.Directive) *spec {
 
 // crossCheck reports keys that contradict each other.
 func (s *spec) crossCheck(e *errs) {
-	if p, ok := s.pos["multiplier"]; ok && s.policy.Backoff != runtime.BackoffExponential {
+	if p, ok := s.pos["multiplier"]; ok && s.policy.Backoff != argotype.BackoffExponential {
 		e.at(p, "multiplier: applies only to backoff=exponential (backoff is %s)", s.policy.Backoff)
 	}
-	if p, ok := s.pos["first-delay"]; ok && s.mode != runtime.Scheduled {
+	if p, ok := s.pos["first-delay"]; ok && s.mode != argotype.Scheduled {
 		e.at(p, "first-delay: requires mode=schedule")
 	}
-	if p, ok := s.pos["thread"]; ok && s.thread == runtime.Sync && s.mode == runtime.Scheduled {
+	if p, ok := s.pos["thread"]; ok && s.thread == argotype.Sync && s.mode == argotype.Scheduled {
 		e.at(p, "thread: sync runs the first attempt in the caller's goroutine; it cannot be combined with mode=schedule")
 	}
 	if p, ok := s.pos["alert-action"]; ok && s.alert == "" {
@@ -117,7 +118,7 @@ var setters = map[string]func(s *spec, v string) string{
 	},
 	"retries": func(s *spec, v string) string {
 		if v == "unlimited" {
-			s.policy.MaxAttempts = runtime.Unlimited
+			s.policy.MaxAttempts = argotype.Unlimited
 			return ""
 		}
 		n, err := strconv.Atoi(v)
@@ -128,8 +129,8 @@ var setters = map[string]func(s *spec, v string) string{
 		return ""
 	},
 	"backoff": func(s *spec, v string) string {
-		switch k := runtime.BackoffKind(v); k {
-		case runtime.BackoffFixed, runtime.BackoffLinear, runtime.BackoffExponential:
+		switch k := argotype.BackoffKind(v); k {
+		case argotype.BackoffFixed, argotype.BackoffLinear, argotype.BackoffExponential:
 			s.policy.Backoff = k
 			return ""
 		}
@@ -148,7 +149,7 @@ var setters = map[string]func(s *spec, v string) string{
 		return ""
 	},
 	"jitter": func(s *spec, v string) string {
-		j, err := runtime.ParseJitter(v)
+		j, err := argotype.ParseJitter(v)
 		if err != nil || v == "" {
 			return "want none, full, equal, a ratio like 10% or an additive duration like +300ms"
 		}
@@ -158,9 +159,9 @@ var setters = map[string]func(s *spec, v string) string{
 	"mode": func(s *spec, v string) string {
 		switch v {
 		case "immediate":
-			s.mode = runtime.Immediate
+			s.mode = argotype.Immediate
 		case "schedule":
-			s.mode = runtime.Scheduled
+			s.mode = argotype.Scheduled
 		default:
 			return "want immediate or schedule"
 		}
@@ -169,9 +170,9 @@ var setters = map[string]func(s *spec, v string) string{
 	"thread": func(s *spec, v string) string {
 		switch v {
 		case "async":
-			s.thread = runtime.Async
+			s.thread = argotype.Async
 		case "sync":
-			s.thread = runtime.Sync
+			s.thread = argotype.Sync
 		default:
 			return "want async or sync"
 		}
@@ -185,7 +186,7 @@ var setters = map[string]func(s *spec, v string) string{
 		if strings.TrimSpace(v) == "" {
 			return `want a boolean expression over the task fields, like "executeTimes >= 3"`
 		}
-		if _, err := runtime.CompileAlert(v); err != nil {
+		if _, err := alertexpr.Compile(v); err != nil {
 			if inner := errors.Unwrap(err); inner != nil {
 				err = inner
 			}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/argo-retry/argo/runtime"
+	"github.com/argo-retry/argo/argotype"
 )
 
 func TestSplitArgs(t *testing.T) {
@@ -76,7 +76,7 @@ func TestDirectiveDefaults(t *testing.T) {
 	if len(errs) != 0 {
 		t.Fatal(errs)
 	}
-	if !reflect.DeepEqual(s.policy, runtime.DefaultRetryPolicy()) || s.mode != runtime.Immediate || s.thread != runtime.Async || s.firstDelay != 0 {
+	if !reflect.DeepEqual(s.policy, argotype.DefaultRetryPolicy()) || s.mode != argotype.Immediate || s.thread != argotype.Async || s.firstDelay != 0 {
 		t.Errorf("defaults: %+v", s)
 	}
 }
@@ -86,12 +86,12 @@ func TestDirectiveValues(t *testing.T) {
 	if len(errs) != 0 {
 		t.Fatal(errs)
 	}
-	want := runtime.RetryPolicy{MaxAttempts: runtime.Unlimited, Backoff: runtime.BackoffLinear, Initial: 2 * time.Second, Multiplier: 2, MaxDelay: 0,
-		Jitter: runtime.Jitter{Kind: runtime.JitterAdditive, Max: 300 * time.Millisecond}, Timeout: 5 * time.Second}
+	want := argotype.RetryPolicy{MaxAttempts: argotype.Unlimited, Backoff: argotype.BackoffLinear, Initial: 2 * time.Second, Multiplier: 2, MaxDelay: 0,
+		Jitter: argotype.Jitter{Kind: argotype.JitterAdditive, Max: 300 * time.Millisecond}, Timeout: 5 * time.Second}
 	if !reflect.DeepEqual(s.policy, want) {
 		t.Errorf("policy = %+v, want %+v", s.policy, want)
 	}
-	if s.name != "n" || s.mode != runtime.Scheduled || s.firstDelay != time.Minute || s.fallback != "f" || s.alert != "exhausted" ||
+	if s.name != "n" || s.mode != argotype.Scheduled || s.firstDelay != time.Minute || s.fallback != "f" || s.alert != "exhausted" ||
 		s.alertAction != "a" || s.shardBy != "p" || s.uniqueBy != "q" {
 		t.Errorf("spec = %+v", s)
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
-	"github.com/argo-retry/argo/runtime"
+	"github.com/argo-retry/argo/argotype"
 )
 
 // emitter writes the generated file with jennifer.
@@ -188,10 +188,10 @@ func (e *emitter) task(t *task) {
 func (e *emitter) def(t *task) jen.Code {
 	s := t.spec
 	mode, thread := "Immediate", "Async"
-	if s.mode == runtime.Scheduled {
+	if s.mode == argotype.Scheduled {
 		mode = "Scheduled"
 	}
-	if s.thread == runtime.Sync {
+	if s.thread == argotype.Sync {
 		thread = "Sync"
 	}
 	pairs := []jen.Code{
@@ -259,20 +259,20 @@ func (e *emitter) parameterTypes(t *task) string {
 }
 
 // policy renders a RetryPolicy literal.
-func (e *emitter) policy(p runtime.RetryPolicy) jen.Code {
+func (e *emitter) policy(p argotype.RetryPolicy) jen.Code {
 	var attempts jen.Code = jen.Lit(p.MaxAttempts)
-	if p.MaxAttempts == runtime.Unlimited {
+	if p.MaxAttempts == argotype.Unlimited {
 		attempts = e.rt("Unlimited")
 	}
-	backoff := map[runtime.BackoffKind]string{
-		runtime.BackoffFixed: "BackoffFixed", runtime.BackoffLinear: "BackoffLinear", runtime.BackoffExponential: "BackoffExponential",
+	backoff := map[argotype.BackoffKind]string{
+		argotype.BackoffFixed: "BackoffFixed", argotype.BackoffLinear: "BackoffLinear", argotype.BackoffExponential: "BackoffExponential",
 	}[p.Backoff]
 	pairs := []jen.Code{
 		kv("MaxAttempts", attempts),
 		kv("Backoff", e.rt(backoff)),
 		kv("Initial", duration(p.Initial)),
 	}
-	if p.Backoff == runtime.BackoffExponential {
+	if p.Backoff == argotype.BackoffExponential {
 		pairs = append(pairs, kv("Multiplier", number(p.Multiplier)))
 	}
 	pairs = append(pairs, kv("MaxDelay", duration(p.MaxDelay)), kv("Jitter", e.jitter(p.Jitter)))
@@ -282,10 +282,10 @@ func (e *emitter) policy(p runtime.RetryPolicy) jen.Code {
 	return fields(pairs...)
 }
 
-func (e *emitter) jitter(j runtime.Jitter) jen.Code {
-	kinds := map[runtime.JitterKind]string{
-		runtime.JitterNone: "JitterNone", runtime.JitterFull: "JitterFull", runtime.JitterEqual: "JitterEqual",
-		runtime.JitterRatio: "JitterRatio", runtime.JitterAdditive: "JitterAdditive",
+func (e *emitter) jitter(j argotype.Jitter) jen.Code {
+	kinds := map[argotype.JitterKind]string{
+		argotype.JitterNone: "JitterNone", argotype.JitterFull: "JitterFull", argotype.JitterEqual: "JitterEqual",
+		argotype.JitterRatio: "JitterRatio", argotype.JitterAdditive: "JitterAdditive",
 	}
 	kind := kinds[j.Kind]
 	if kind == "" {
@@ -293,9 +293,9 @@ func (e *emitter) jitter(j runtime.Jitter) jen.Code {
 	}
 	vals := []jen.Code{kv("Kind", e.rt(kind))}
 	switch j.Kind {
-	case runtime.JitterRatio:
+	case argotype.JitterRatio:
 		vals = append(vals, kv("Ratio", number(j.Ratio)))
-	case runtime.JitterAdditive:
+	case argotype.JitterAdditive:
 		vals = append(vals, kv("Max", duration(j.Max)))
 	}
 	return e.rt("Jitter").Values(vals...)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
-	"github.com/argo-retry/argo/runtime"
+	"github.com/argo-retry/argo/argotype"
 )
 
 // locals are the names of a closure's locals, chosen not to shadow the
@@ -162,18 +162,18 @@ func (e *emitter) wrapperDoc(t *task) string {
 	s := t.spec
 	var when string
 	switch {
-	case s.mode == runtime.Scheduled && s.firstDelay > 0:
+	case s.mode == argotype.Scheduled && s.firstDelay > 0:
 		when = fmt.Sprintf("runs it on the runtime's worker pool %s later", s.firstDelay)
-	case s.mode == runtime.Scheduled:
+	case s.mode == argotype.Scheduled:
 		when = "runs it on the runtime's worker pool at its next poll"
-	case s.thread == runtime.Sync:
+	case s.thread == argotype.Sync:
 		when = "runs the first attempt in the calling goroutine, returning its error (a *runtime.AttemptError)"
 	default:
 		when = "runs it on the runtime's worker pool"
 	}
 	var retries string
 	switch n := s.policy.MaxAttempts - 1; {
-	case s.policy.MaxAttempts == runtime.Unlimited:
+	case s.policy.MaxAttempts == argotype.Unlimited:
 		retries = "retrying failures until it succeeds"
 	case n == 0:
 		retries = "without retries"

@@ -8,7 +8,13 @@ import (
 	"strings"
 )
 
-const runtimePath = "github.com/argo-retry/argo/runtime"
+// runtimePath is the package generated code uses. argotypePath is where the
+// shared types it re-exports are declared: runtime.AlertEvent is an alias of
+// argotype.AlertEvent, so a hook's parameter type resolves to the latter.
+const (
+	runtimePath  = "github.com/argo-retry/argo/runtime"
+	argotypePath = "github.com/argo-retry/argo/argotype"
+)
 
 // isContext reports whether t is context.Context.
 func isContext(t types.Type) bool { return isNamed(t, "context", "Context") }

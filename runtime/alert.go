@@ -10,39 +10,22 @@ import (
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/vm"
+
+	"github.com/argo-retry/argo/argotype"
+	"github.com/argo-retry/argo/internal/alertexpr"
 )
 
-// AlertEnv is what an alert expression sees. Field names are the expression's
-// names: executeTimes >= 3, lastError contains "timeout", dead, ….
-type AlertEnv struct {
-	ExecuteTimes int     `expr:"executeTimes"` // attempts run so far, the failed one included
-	MaxAttempts  int     `expr:"maxAttempts"`  // attempt budget, 0 = unlimited
-	TaskName     string  `expr:"taskName"`
-	TaskID       int64   `expr:"taskId"`
-	LastError    string  `expr:"lastError"`
-	Permanent    bool    `expr:"permanent"` // the error was Permanent
-	WillRetry    bool    `expr:"willRetry"` // another attempt is scheduled
-	Exhausted    bool    `expr:"exhausted"` // no attempt left: the fallback or dead letter follows
-	ShardKey     int     `expr:"shardKey"`
-	AgeSeconds   float64 `expr:"ageSeconds"` // since the task was created
-}
+// AlertEnv is what an alert expression sees (argotype.AlertEnv). Field names
+// are the expression's names: executeTimes >= 3, lastError contains "timeout", ….
+type AlertEnv = argotype.AlertEnv
 
-// AlertEvent is passed to an alert action.
-type AlertEvent struct {
-	AlertEnv
-	Expression string
-	At         time.Time
-}
+// AlertEvent is passed to an alert action (argotype.AlertEvent).
+type AlertEvent = argotype.AlertEvent
 
 // CompileAlert compiles an alert expression against AlertEnv; it must be
-// boolean. argogen calls it at generate time, so a typo fails `go generate`.
-func CompileAlert(expression string) (*vm.Program, error) {
-	p, err := expr.Compile(expression, expr.Env(AlertEnv{}), expr.AsBool())
-	if err != nil {
-		return nil, fmt.Errorf("alert expression %q: %w", expression, err)
-	}
-	return p, nil
-}
+// boolean. argogen compiles the same way at generate time, so a typo fails
+// `go generate`.
+func CompileAlert(expression string) (*vm.Program, error) { return alertexpr.Compile(expression) }
 
 // alerter evaluates alert expressions and runs actions on a bounded pool,
 // off the worker path: a slow, failing or panicking action never delays or

@@ -194,7 +194,7 @@ func (rt *Runtime) prepare(d *TaskDef) (*preparedDef, error) {
 		return nil, err
 	}
 	pol := d.policy()
-	p := &preparedDef{policy: pol, policyJSON: pol.encode()}
+	p := &preparedDef{policy: pol, policyJSON: encodePolicy(pol)}
 	rt.defs.Store(d, p)
 	return p, nil
 }

@@ -42,7 +42,7 @@ func TestSubmitsNotRefusedByClaimsAndHeldStarts(t *testing.T) {
 			defer seeded.Done()
 			for i := w; i < retrying; i += 8 {
 				task := sampleTask("contend.retry", StatePending, now-Millis(retrying-i), i%64)
-				task.RetryPolicyJSON = retryEvery(attempts).encode()
+				task.RetryPolicyJSON = encodePolicy(retryEvery(attempts))
 				if err := seed.insert(ctx, nil, task); err != nil {
 					seedErrs <- err
 					return

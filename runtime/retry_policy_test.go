@@ -89,7 +89,7 @@ func TestPolicyLimits(t *testing.T) {
 	if err := DefaultRetryPolicy().Validate(); err != nil {
 		t.Fatal(err)
 	}
-	dec, err := decodePolicy(DefaultRetryPolicy().encode())
+	dec, err := decodePolicy(encodePolicy(DefaultRetryPolicy()))
 	if err != nil || dec != DefaultRetryPolicy() {
 		t.Fatalf("policy JSON round trip: %+v, %v", dec, err)
 	}

@@ -38,7 +38,7 @@ func openTestStore(t *testing.T, dsn string) *store {
 
 func sampleTask(name string, state State, due Millis, shard int) *Task {
 	return &Task{Name: name, State: state, MaxAttempts: 3, ExecuteTime: due, Parameter: `{"a":1}`, PerformanceWay: Immediate, ThreadWay: Async,
-		ShardKey: shard, RetryPolicyJSON: fastPolicy(3).encode(), GmtCreate: due, GmtModified: due}
+		ShardKey: shard, RetryPolicyJSON: encodePolicy(fastPolicy(3)), GmtCreate: due, GmtModified: due}
 }
 
 func mustInsert(t *testing.T, s *store, tasks ...*Task) {

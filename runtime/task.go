@@ -1,119 +1,49 @@
 package runtime
 
 import (
-	"database/sql"
 	"time"
+
+	"github.com/argo-retry/argo/argotype"
 )
 
 // Millis is a wall-clock instant in Unix milliseconds, the unit of every time
-// column of argo_task (execute_time, lease_until, gmt_create, gmt_modified).
-type Millis int64
-
-// Time converts m to a time.Time (the zero Time for 0).
-func (m Millis) Time() time.Time {
-	if m == 0 {
-		return time.Time{}
-	}
-	return time.UnixMilli(int64(m))
-}
+// column of argo_task (argotype.Millis).
+type Millis = argotype.Millis
 
 func toMillis(t time.Time) Millis { return Millis(t.UnixMilli()) }
 
-// Mode says when the first attempt runs (Argo performanceWay).
-type Mode int
+// Mode says when the first attempt runs (argotype.Mode).
+type Mode = argotype.Mode
 
+// The modes (see argotype.Mode).
 const (
-	// Immediate runs the first attempt as soon as the row is committed (Argo 1).
-	Immediate Mode = 1
-	// Scheduled runs the first attempt after the task's first delay (Argo 2).
-	Scheduled Mode = 2
+	Immediate = argotype.Immediate
+	Scheduled = argotype.Scheduled
 )
 
-func (m Mode) String() string {
-	if m == Scheduled {
-		return "schedule"
-	}
-	return "immediate"
-}
+// Thread says where an immediate first attempt runs (argotype.Thread).
+type Thread = argotype.Thread
 
-// Thread says where an immediate first attempt runs (Argo threadWay).
-type Thread int
-
+// The threads (see argotype.Thread).
 const (
-	// Async runs the first attempt on the runtime's worker pool (Argo 1).
-	Async Thread = 1
-	// Sync runs the first attempt in the caller's goroutine and returns its
-	// outcome to the caller (Argo 2). Retries always run on the pool.
-	Sync Thread = 2
+	Async = argotype.Async
+	Sync  = argotype.Sync
 )
 
-func (t Thread) String() string {
-	if t == Sync {
-		return "sync"
-	}
-	return "async"
-}
+// Task is one row of argo_task: one durable invocation (argotype.Task).
+type Task = argotype.Task
 
-// Task is one row of argo_task: one durable invocation.
-type Task struct {
-	ID                  int64          `db:"id" json:"id"`
-	Name                string         `db:"task_id" json:"task_id"`
-	State               State          `db:"task_status" json:"task_status"`
-	ExecuteTimes        int            `db:"execute_times" json:"execute_times"`
-	MaxAttempts         int            `db:"max_attempts" json:"max_attempts"`
-	ExecuteTime         Millis         `db:"execute_time" json:"execute_time"`
-	ParameterTypes      string         `db:"parameter_types" json:"parameter_types"`
-	MethodName          string         `db:"method_name" json:"method_name"`
-	MethodSignName      string         `db:"method_sign_name" json:"method_sign_name"`
-	ExecuteIntervalSec  int            `db:"execute_interval_sec" json:"execute_interval_sec"`
-	DelayTime           int            `db:"delay_time" json:"delay_time"`
-	Parameter           string         `db:"task_parameter" json:"task_parameter"`
-	PerformanceWay      Mode           `db:"performance_way" json:"performance_way"`
-	ThreadWay           Thread         `db:"thread_way" json:"thread_way"`
-	ErrorMsg            string         `db:"error_msg" json:"error_msg"`
-	AlertExpression     string         `db:"alert_expression" json:"alert_expression"`
-	AlertActionBeanName string         `db:"alert_action_bean_name" json:"alert_action_bean_name"`
-	FallbackClassName   string         `db:"fallback_class_name" json:"fallback_class_name"`
-	FallbackErrorMsg    string         `db:"fallback_error_msg" json:"fallback_error_msg"`
-	ShardKey            int            `db:"shard_key" json:"shard_key"`
-	RetryPolicyJSON     string         `db:"retry_policy" json:"retry_policy"`
-	LeaseOwner          string         `db:"lease_owner" json:"lease_owner"`
-	LeaseUntil          Millis         `db:"lease_until" json:"lease_until"`
-	UniqueKey           sql.NullString `db:"unique_key" json:"-"`
-	DiscardReason       string         `db:"discard_reason" json:"discard_reason"`
-	GmtCreate           Millis         `db:"gmt_create" json:"gmt_create"`
-	GmtModified         Millis         `db:"gmt_modified" json:"gmt_modified"`
-	// The latest attempt's start and worker (0 and "" before the first
-	// ends). A succeeded attempt is recorded here rather than in
-	// argo_task_attempt; Inspector.Attempts lists it with the others.
-	AttemptStartedAt Millis `db:"attempt_started_at" json:"attempt_started_at"`
-	AttemptWorker    string `db:"attempt_worker" json:"attempt_worker"`
-}
-
-// Attempt is the record of one attempt (or fallback run) of a task: a row of
-// argo_task_attempt, or, for the attempt that succeeded, the task row itself
-// (ID 0, finished at the task's gmt_modified).
-type Attempt struct {
-	ID         int64  `db:"id" json:"id"`
-	TaskPK     int64  `db:"task_pk" json:"task_pk"`
-	Attempt    int    `db:"attempt" json:"attempt"`
-	Kind       string `db:"kind" json:"kind"` // "attempt" or "fallback"
-	Worker     string `db:"worker" json:"worker"`
-	StartedAt  Millis `db:"started_at" json:"started_at"`
-	FinishedAt Millis `db:"finished_at" json:"finished_at"`
-	Outcome    string `db:"outcome" json:"outcome"`
-	Error      string `db:"error_msg" json:"error_msg"`
-	BackoffMs  int64  `db:"backoff_ms" json:"backoff_ms"`
-}
+// Attempt is the record of one attempt (or fallback run) of a task (argotype.Attempt).
+type Attempt = argotype.Attempt
 
 // Attempt outcomes recorded in argo_task_attempt.outcome.
 const (
-	OutcomeSucceeded    = "succeeded"
-	OutcomeFailed       = "failed"
-	OutcomePermanent    = "permanent"
-	OutcomePanicked     = "panicked"
-	OutcomeTimeout      = "timeout"
-	OutcomeLeaseExpired = "lease_expired"
+	OutcomeSucceeded    = argotype.OutcomeSucceeded
+	OutcomeFailed       = argotype.OutcomeFailed
+	OutcomePermanent    = argotype.OutcomePermanent
+	OutcomePanicked     = argotype.OutcomePanicked
+	OutcomeTimeout      = argotype.OutcomeTimeout
+	OutcomeLeaseExpired = argotype.OutcomeLeaseExpired
 )
 
 // taskColumns is the column list of argo_task in Task's field order.
