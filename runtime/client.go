@@ -141,6 +141,7 @@ func (rt *Runtime) InstanceID() string { return rt.cfg.InstanceID }
 // rebound). Rows already waiting for a name are picked up at the next poll.
 func (rt *Runtime) Register(defs ...*TaskDef) error {
 	var errs []error
+	valid := make([]*TaskDef, 0, len(defs))
 	for _, d := range defs {
 		if err := d.Validate(); err != nil {
 			errs = append(errs, err)
@@ -150,16 +151,20 @@ func (rt *Runtime) Register(defs ...*TaskDef) error {
 			errs = append(errs, fmt.Errorf("argo: task %s: Register needs Run", d.Name))
 			continue
 		}
-		rt.mu.Lock()
-		rt.handlers[d.Name] = d
-		names := make([]string, 0, len(rt.handlers))
-		for n := range rt.handlers {
-			names = append(names, n)
-		}
-		slices.Sort(names)
-		rt.names = names
-		rt.mu.Unlock()
+		valid = append(valid, d)
 	}
+	// All at once: a claim sees every name of one Register call or none.
+	rt.mu.Lock()
+	for _, d := range valid {
+		rt.handlers[d.Name] = d
+	}
+	names := make([]string, 0, len(rt.handlers))
+	for n := range rt.handlers {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	rt.names = names
+	rt.mu.Unlock()
 	if len(errs) == 0 {
 		rt.poke()
 	}
