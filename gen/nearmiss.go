@@ -63,10 +63,12 @@ func firstWord(s string) string {
 }
 
 // closeToDirective reports whether word is "argo:retry" up to case and at
-// most two edits (arguments after '=' are ignored).
+// most two edits (arguments after '=' are ignored). The word must start
+// with a letter: prose quoting the directive ("// //argo:retry reads ...")
+// is not a near-miss.
 func closeToDirective(word string) bool {
 	word, _, _ = strings.Cut(strings.ToLower(word), "=")
-	if word == "" || !strings.Contains(word, ":") {
+	if word == "" || word[0] < 'a' || word[0] > 'z' || !strings.Contains(word, ":") {
 		return false
 	}
 	return editDistance(word, directiveText) <= 2
