@@ -21,13 +21,26 @@ func TabSpaced(ctx context.Context) error { return nil }
 
 // Capital has a capital letter.
 //
-//argo:Retry
-func Capital(ctx context.Context) error { return nil }
+// (gofmt moves a capital or spaced directive in a doc comment after a
+// space; inside a body it stays as written.)
+func Capital(ctx context.Context) error {
+	//argo:Retry
+	return nil
+}
 
 // Shouting is all upper case.
 //
-//ARGO:RETRY
-func Shouting(ctx context.Context) error { return nil }
+// (gofmt moves a capital or spaced directive in a doc comment after a
+// space; inside a body it stays as written.)
+func Shouting(ctx context.Context) error {
+	//ARGO:RETRY
+	return nil
+}
+
+// Gofmted is //argo:Retry after gofmt.
+//
+// argo:Retry
+func Gofmted(ctx context.Context) error { return nil }
 
 // Misspelled has a tool name misspelling.
 //
@@ -36,8 +49,12 @@ func Misspelled(ctx context.Context) error { return nil }
 
 // Colon has a space after the colon.
 //
-//argo: retry
-func Colon(ctx context.Context) error { return nil }
+// (gofmt moves a capital or spaced directive in a doc comment after a
+// space; inside a body it stays as written.)
+func Colon(ctx context.Context) error {
+	//argo: retry
+	return nil
+}
 
 // Block is a block comment.
 /* argo:retry */
