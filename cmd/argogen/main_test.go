@@ -82,8 +82,8 @@ func TestGenerateCheckAndRemove(t *testing.T) {
 	dir := scratch(t, map[string]string{"p.go": pkgSrc})
 	out := filepath.Join(dir, "argo_gen.go")
 
-	if code, _, errs := runArgs(t, "-check", dir); code != 1 || !strings.Contains(errs, "out of date") {
-		t.Errorf("-check before generating: status %d, stderr %q, want 1 and out of date", code, errs)
+	if code, _, errs := runArgs(t, "-check", dir); code != 1 || !strings.Contains(errs, "argo_gen.go is missing") {
+		t.Errorf("-check before generating: status %d, stderr %q, want 1 and is missing", code, errs)
 	}
 	if code, _, errs := runArgs(t, dir); code != 0 {
 		t.Fatalf("status %d: %s", code, errs)
