@@ -63,12 +63,13 @@ func firstWord(s string) string {
 }
 
 // closeToDirective reports whether word is "argo:retry" up to case and at
-// most two edits (arguments after '=' are ignored). The word must start
-// with a letter: prose quoting the directive ("// //argo:retry reads ...")
-// is not a near-miss.
+// most two edits (arguments after '=' are ignored). The word must be
+// letters, a colon and letters: prose quoting the directive ("// //argo:retry
+// reads ...", "// argo:retry, the directive") is not a near-miss.
 func closeToDirective(word string) bool {
 	word, _, _ = strings.Cut(strings.ToLower(word), "=")
-	if word == "" || word[0] < 'a' || word[0] > 'z' || !strings.Contains(word, ":") {
+	tool, name, ok := strings.Cut(word, ":")
+	if !ok || !lettersOnly(tool) || !lettersOnly(name) {
 		return false
 	}
 	return editDistance(word, directiveText) <= 2
@@ -145,4 +146,14 @@ func onSpec(tok token.Token, s ast.Spec) string {
 		return fmt.Sprintf("//%s is on the variable %s: only declared functions and methods can be tasks (not a func value); declare func %s(ctx context.Context, …) error and put the directive directly above it", directiveText, s.Names[0].Name, s.Names[0].Name)
 	}
 	return fmt.Sprintf("//%s must be in the doc comment of a function or method", directiveText)
+}
+
+// lettersOnly reports whether s is a non-empty run of ASCII lower-case letters.
+func lettersOnly(s string) bool {
+	for _, r := range s {
+		if r < 'a' || r > 'z' {
+			return false
+		}
+	}
+	return s != ""
 }

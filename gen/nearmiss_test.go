@@ -25,14 +25,16 @@ func TestNearMiss(t *testing.T) {
 		{"/* argo:retry */", "block comment"},
 		{"/*argo:retry retries=2*/", "block comment"},
 
-		{"//argo:retry", ""},          // the directive: the checker's
-		{"//argo:retries", ""},        // //argo:NAME: the checker's
-		{"//go:generate argogen", ""}, // another tool's directive
-		{"// //argo:retry reads", ""}, // prose quoting the directive
-		{"// argo is durable", ""},    // prose
-		{"// retry: later", ""},       // prose
-		{"//lint:ignore X", ""},       // another tool
-		{"/* a block comment */", ""}, // prose
+		{"//argo:retry", ""},                 // the directive: the checker's
+		{"//argo:retries", ""},               // //argo:NAME: the checker's
+		{"//go:generate argogen", ""},        // another tool's directive
+		{"// //argo:retry reads", ""},        // prose quoting the directive
+		{"// argo:retry, the directive", ""}, // prose
+		{"// argo:retry.", ""},               // prose
+		{"// argo is durable", ""},           // prose
+		{"// retry: later", ""},              // prose
+		{"//lint:ignore X", ""},              // another tool
+		{"/* a block comment */", ""},        // prose
 		{"//", ""},
 	} {
 		got := nearMiss(tc.text)
