@@ -110,15 +110,22 @@ func (c *checker) file(f *ast.File) {
 		for _, cm := range cg.List {
 			d, ok := ast.ParseDirective(cm.Slash, cm.Text)
 			if !ok || d.Tool != directiveTool {
+				if msg := nearMiss(cm.Text); msg != "" {
+					c.warn(cm.Slash, "%s", msg)
+				}
 				continue
 			}
 			if d.Name != directiveName {
-				c.at(cm.Slash, "unknown directive //%s:%s (argogen knows //argo:retry)", d.Tool, d.Name)
+				hint := ""
+				if strings.HasPrefix(strings.ToLower(d.Name), "retr") || editDistance(strings.ToLower(d.Name), directiveName) <= 2 {
+					hint = ": did you mean //argo:retry?"
+				}
+				c.at(cm.Slash, "unknown directive //%s:%s (argogen knows //argo:retry)%s", d.Tool, d.Name, hint)
 				continue
 			}
 			fd := docOf[cm]
 			if fd == nil {
-				c.at(cm.Slash, "//argo:retry must be in the doc comment of a function or method (directly above func, no blank line)")
+				c.at(cm.Slash, "%s", misplaced(f, c.fset, cg))
 				continue
 			}
 			if first, dup := seen[fd]; dup {

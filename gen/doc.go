@@ -65,6 +65,12 @@
 // directives not on a function, and generated names that collide with the
 // package's own declarations.
 //
+// Comments that look like a misspelt directive but are none (a space after
+// //, a case variant like //argo:Retry, a tool name within two edits of
+// argo:retry, a block comment) generate nothing; they are reported as
+// file:line:col: warning: message, saying what to write, and do not fail
+// the run (Result.Warnings).
+//
 // The package is loaded with golang.org/x/tools/go/packages with its previous
 // output overlaid by an empty file, so a stale generated file never blocks
 // regeneration; type errors elsewhere in the package are tolerated.

@@ -14,6 +14,9 @@ import (
 type Error struct {
 	Pos token.Position
 	Msg string
+	// Warning marks a near-miss that argogen reports but does not refuse
+	// (printed as file:line:col: warning: message).
+	Warning bool
 }
 
 func (e Error) Error() string { return e.format("") }
@@ -21,8 +24,12 @@ func (e Error) Error() string { return e.format("") }
 // format prints e as file:line:col: message, with the file name relative to
 // dir when dir is not empty and that is shorter (as the go command does).
 func (e Error) format(dir string) string {
+	msg := e.Msg
+	if e.Warning {
+		msg = "warning: " + msg
+	}
 	if !e.Pos.IsValid() {
-		return e.Msg
+		return msg
 	}
 	p := e.Pos
 	if dir != "" {
@@ -30,7 +37,7 @@ func (e Error) format(dir string) string {
 			p.Filename = rel
 		}
 	}
-	return fmt.Sprintf("%s:%d:%d: %s", p.Filename, p.Line, p.Column, e.Msg)
+	return fmt.Sprintf("%s:%d:%d: %s", p.Filename, p.Line, p.Column, msg)
 }
 
 // ErrorList holds every user error found in one run, sorted by position.
@@ -62,20 +69,30 @@ func (l ErrorList) sort() {
 	})
 }
 
-// errs collects user errors against one file set.
+// errs collects user errors and warnings against one file set.
 type errs struct {
-	fset *token.FileSet
-	list ErrorList
+	fset     *token.FileSet
+	list     ErrorList
+	warnings ErrorList
 }
 
 func (e *errs) at(pos token.Pos, format string, args ...any) {
 	e.list = append(e.list, Error{Pos: e.fset.Position(pos), Msg: fmt.Sprintf(format, args...)})
 }
 
+// warn records a warning: reported, but it does not make the run fail.
+func (e *errs) warn(pos token.Pos, format string, args ...any) {
+	e.warnings = append(e.warnings, Error{Pos: e.fset.Position(pos), Msg: fmt.Sprintf(format, args...), Warning: true})
+}
+
+// err returns nil when there was no error, else every error and warning
+// sorted by position (a failed run reports its warnings with its errors).
 func (e *errs) err() error {
+	e.warnings.sort()
 	if len(e.list) == 0 {
 		return nil
 	}
+	e.list = append(e.list, e.warnings...)
 	e.list.sort()
 	return e.list
 }

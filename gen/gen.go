@@ -30,6 +30,11 @@ type Result struct {
 	Source []byte
 	// Tasks is the number of directives.
 	Tasks int
+	// Warnings are near-misses that generate nothing but that were probably
+	// meant as //argo:retry directives (a space after //, wrong case, a
+	// misspelling); each says what to write instead. They do not fail the
+	// run. When Generate fails, they come with its ErrorList instead.
+	Warnings ErrorList
 }
 
 // Generate loads the package in opts.Dir, checks its //argo:retry directives
@@ -63,6 +68,7 @@ func Generate(opts Options) (*Result, error) {
 		return nil, err
 	}
 	res.Tasks = len(c.tasks)
+	res.Warnings = c.warnings
 	if len(c.tasks) == 0 {
 		return res, nil
 	}

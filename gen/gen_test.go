@@ -40,6 +40,11 @@ func TestGolden(t *testing.T) {
 			default:
 				golden(t, filepath.Join(dir, "argo_gen.go.golden"), res.Source)
 				mustNotExist(t, filepath.Join(dir, "errors.golden"))
+				if len(res.Warnings) > 0 {
+					golden(t, filepath.Join(dir, "warnings.golden"), []byte(res.Warnings.Format(abs)+"\n"))
+				} else {
+					mustNotExist(t, filepath.Join(dir, "warnings.golden"))
+				}
 				vetWith(t, input, res)
 			}
 		})

@@ -173,3 +173,60 @@ func parsePos(s string) token.Position {
 	p.Filename = s
 	return p
 }
+
+// Match lists the directories of the packages that patterns match (read as
+// the go command reads them: ./..., import paths) which argogen has to look
+// at: those with an argo directive or a near-miss of one in a comment, and
+// those holding a file named output (a generated file that may have to be
+// removed). Packages without either are left out: they need nothing.
+func Match(patterns, tags []string, output string) ([]string, error) {
+	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedFiles}
+	if len(tags) > 0 {
+		cfg.BuildFlags = []string{"-tags=" + strings.Join(tags, ",")}
+	}
+	pkgs, err := packages.Load(cfg, patterns...)
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", strings.Join(patterns, " "), err)
+	}
+	var dirs []string
+	seen := map[string]bool{}
+	for _, p := range pkgs {
+		for _, e := range p.Errors {
+			if e.Kind == packages.ListError && len(p.GoFiles) == 0 {
+				return nil, fmt.Errorf("listing %s: %s", strings.Join(patterns, " "), e.Msg)
+			}
+		}
+		dir := p.Dir
+		if dir == "" && len(p.GoFiles) > 0 {
+			dir = filepath.Dir(p.GoFiles[0])
+		}
+		if dir == "" || seen[dir] {
+			continue
+		}
+		seen[dir] = true
+		if _, err := os.Stat(filepath.Join(dir, output)); err == nil || mentionsDirective(p.GoFiles) {
+			dirs = append(dirs, dir)
+		}
+	}
+	return dirs, nil
+}
+
+// mentionsDirective reports whether a comment of one of the files is an
+// argo directive or a near-miss of one. It parses comments only; a file
+// that does not parse counts (the full load reports its errors).
+func mentionsDirective(files []string) bool {
+	for _, name := range files {
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.ParseComments|parser.SkipObjectResolution)
+		if err != nil {
+			return true
+		}
+		for _, cg := range f.Comments {
+			for _, cm := range cg.List {
+				if d, ok := ast.ParseDirective(cm.Slash, cm.Text); ok && d.Tool == directiveTool || nearMiss(cm.Text) != "" {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}

@@ -82,8 +82,8 @@ func TestGenerateCheckAndRemove(t *testing.T) {
 	dir := scratch(t, map[string]string{"p.go": pkgSrc})
 	out := filepath.Join(dir, "argo_gen.go")
 
-	if code, _, errs := runArgs(t, "-check", dir); code != 1 || !strings.Contains(errs, "out of date") {
-		t.Errorf("-check before generating: status %d, stderr %q, want 1 and out of date", code, errs)
+	if code, _, errs := runArgs(t, "-check", dir); code != 1 || !strings.Contains(errs, "argo_gen.go is missing") {
+		t.Errorf("-check before generating: status %d, stderr %q, want 1 and is missing", code, errs)
 	}
 	if code, _, errs := runArgs(t, dir); code != 0 {
 		t.Fatalf("status %d: %s", code, errs)
@@ -156,5 +156,126 @@ func TestInit(t *testing.T) {
 	}
 	if out, err := exec.Command("go", "vet", "./"+filepath.ToSlash(dir)).CombinedOutput(); err != nil {
 		t.Errorf("go vet on the starter package: %v\n%s", err, out)
+	}
+}
+
+// writeTree writes files (slash-separated paths relative to root).
+func writeTree(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for name, src := range files {
+		path := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+const nearMissSrc = `package p
+
+import "context"
+
+// Do does; its directive has a space after //.
+//
+// argo:retry retries=2
+func Do(ctx context.Context, n int) error { return nil }
+`
+
+// TestCheckPatterns runs argogen and argogen -check with ./... as CI does:
+// every package with directives is generated, packages without need
+// nothing, and -check exits 1 naming only the stale and the missing files.
+func TestCheckPatterns(t *testing.T) {
+	root := scratch(t, nil)
+	writeTree(t, root, map[string]string{
+		"fresh/p.go":    pkgSrc,
+		"stale/p.go":    pkgSrc,
+		"plain/p.go":    "package p\n\n// Plain has no directive.\nfunc Plain() {}\n",
+		"nearmiss/p.go": nearMissSrc,
+		// Not argogen's business: no directive, so never loaded (loading
+		// it fails: two package names in one directory).
+		"broken/a.go": "package a\n",
+		"broken/b.go": "package b\n",
+	})
+	t.Chdir(root)
+
+	code, _, errs := runArgs(t, "./...")
+	if code != 0 {
+		t.Fatalf("argogen ./...: status %d\n%s", code, errs)
+	}
+	for _, dir := range []string{"fresh", "stale"} {
+		if _, err := os.Stat(filepath.Join(dir, "argo_gen.go")); err != nil {
+			t.Errorf("argogen ./... did not generate %s: %v", dir, err)
+		}
+	}
+	for _, dir := range []string{"plain", "nearmiss"} {
+		if _, err := os.Stat(filepath.Join(dir, "argo_gen.go")); err == nil {
+			t.Errorf("argogen ./... wrote a file into %s, which has no directive", dir)
+		}
+	}
+	warning := filepath.Join("nearmiss", "p.go") + ":7:1: warning: // argo:retry is an ordinary comment"
+	if !strings.Contains(errs, warning) {
+		t.Errorf("argogen ./...: stderr lacks %q:\n%s", warning, errs)
+	}
+	if code, _, errs := runArgs(t, "-check", "./..."); code != 0 || strings.Contains(errs, "argo_gen.go") || strings.Contains(errs, "broken") {
+		t.Errorf("-check ./... after generating: status %d, stderr %q; want 0 and no file named", code, errs)
+	}
+
+	// One package goes stale, one new package has no generated file yet.
+	writeTree(t, ".", map[string]string{
+		"stale/p.go":   strings.Replace(pkgSrc, "retries=2", "retries=3", 1),
+		"new/sub/p.go": pkgSrc,
+	})
+	code, _, errs = runArgs(t, "-check", "./...")
+	if code != 1 {
+		t.Errorf("-check ./... with a stale and a missing file: status %d, want 1\n%s", code, errs)
+	}
+	for _, want := range []string{
+		filepath.Join("stale", "argo_gen.go") + " is out of date",
+		filepath.Join("new", "sub", "argo_gen.go") + " is missing",
+		warning,
+	} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("-check ./...: stderr lacks %q:\n%s", want, errs)
+		}
+	}
+	for _, fine := range []string{"fresh", "plain", "broken"} {
+		if strings.Contains(errs, fine+string(filepath.Separator)) {
+			t.Errorf("-check ./... names %s, which needs nothing:\n%s", fine, errs)
+		}
+	}
+	if _, err := os.Stat(filepath.Join("new", "sub", "argo_gen.go")); err == nil {
+		t.Errorf("-check wrote a file")
+	}
+
+	// A generated file left in a package whose directives are gone.
+	writeTree(t, ".", map[string]string{"fresh/p.go": strings.Replace(pkgSrc, "//argo:retry retries=2\n", "", 1)})
+	if code, _, errs := runArgs(t, "-check", "./fresh/..."); code != 1 || !strings.Contains(errs, filepath.Join("fresh", "argo_gen.go")+" is left over") {
+		t.Errorf("-check ./fresh/... with a left-over file: status %d, stderr %q; want 1 and left over", code, errs)
+	}
+	writeTree(t, ".", map[string]string{"fresh/p.go": pkgSrc})
+
+	// A sub-tree pattern checks only that tree.
+	if code, _, errs := runArgs(t, "-check", "./fresh/..."); code != 0 {
+		t.Errorf("-check ./fresh/...: status %d\n%s", code, errs)
+	}
+	// A pattern matching nothing is not an error of the packages.
+	if code, _, errs := runArgs(t, "-check", "./plain/..."); code != 0 || errs != "" {
+		t.Errorf("-check ./plain/...: status %d, stderr %q", code, errs)
+	}
+}
+
+// TestWarningKeepsStatus: a near-miss is printed as file:line:col: warning
+// with what to write, and the run still succeeds.
+func TestWarningKeepsStatus(t *testing.T) {
+	dir := scratch(t, map[string]string{"p.go": nearMissSrc})
+	code, _, errs := runArgs(t, dir)
+	want := filepath.Join(dir, "p.go") + ":7:1: warning: // argo:retry is an ordinary comment, not a directive (argogen ignores it): write //argo:retry with no space after //"
+	if code != 0 || !strings.Contains(errs, want) {
+		t.Errorf("status %d, stderr %q; want 0 and %q", code, errs, want)
+	}
+	if code, _, errs := runArgs(t, "-check", dir); code != 0 || !strings.Contains(errs, "warning:") {
+		t.Errorf("-check: status %d, stderr %q; want 0 and the warning", code, errs)
 	}
 }

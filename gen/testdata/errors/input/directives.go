@@ -81,3 +81,42 @@ func CollideDurable() {}
 
 // Stale calls a wrapper of a stale generated file: a tolerated type error.
 func Stale(ctx context.Context) error { return KeysDurable(ctx) }
+
+// Misspelled is an unknown argo directive close to retry.
+//
+//argo:retries
+func Misspelled(ctx context.Context) error { return nil }
+
+// Separated has a blank line between its directive and func.
+//
+//argo:retry
+
+func Separated(ctx context.Context) error { return nil }
+
+// handler is a variable.
+//
+//argo:retry
+var handler = func(ctx context.Context) error { return nil }
+
+// limit is a constant.
+//
+//argo:retry
+const limit = 3
+
+type (
+	// Grouped is a type in a group.
+	//
+	//argo:retry
+	Grouped int
+)
+
+// Literal wraps a func literal.
+func Literal() func(context.Context) error {
+	//argo:retry
+	return func(ctx context.Context) error { return nil }
+}
+
+// Spaced has a space after //: a warning, reported with the errors.
+//
+// argo:retry
+func Spaced(ctx context.Context) error { return nil }
