@@ -70,7 +70,9 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	db, dialect, own := cfg.DB, cfg.Dialect, false
+	created := "" // a SQLite file that opening the DSN creates
 	if db == nil {
+		created = newSQLiteFile(cfg.DSN)
 		if db, dialect, err = OpenDB(cfg.DSN); err != nil {
 			return nil, err
 		}
@@ -78,12 +80,17 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	closeOnErr := func(err error) (*Runtime, error) {
 		if own {
+			// A refused start leaves no empty database file behind.
+			empty := created != "" && sqliteHoldsNoTable(db, created)
 			db.Close()
+			if empty {
+				removeSQLiteFile(created)
+			}
 		}
 		return nil, err
 	}
 	if err := db.PingContext(ctx); err != nil {
-		return closeOnErr(fmt.Errorf("argo: cannot reach the database: %w", err))
+		return closeOnErr(startPingError(db, dialect, cfg.DSN, err))
 	}
 	noteClientSide(cfg.Logger, db)
 	if cfg.AutoMigrate {
