@@ -33,13 +33,13 @@ func checkSQLiteDir(dsn, path string) error {
 	if err == nil && fi.IsDir() {
 		return nil
 	}
-	reason := "not a directory"
-	if err != nil {
-		reason = err.Error()
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			reason = pe.Err.Error()
-		}
+	if err == nil {
+		return fmt.Errorf("argo: DSN %q: %s is a file, not a directory: name a file in an existing directory, such as sqlite:%s", dsn, dir, filepath.Join(filepath.Dir(dir), "argo.db"))
+	}
+	reason := err.Error()
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		reason = pe.Err.Error()
 	}
 	return fmt.Errorf("argo: DSN %q: the SQLite file's directory %s cannot be used (%s): create it (mkdir -p %s) or name a file in an existing directory", dsn, dir, reason, dir)
 }

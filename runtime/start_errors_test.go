@@ -52,7 +52,7 @@ func TestStartSQLiteMissingDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Start(context.Background(), Config{DSN: "sqlite:" + filepath.Join(file, "argo.db"), AutoMigrate: true, Logger: quietLogger()})
-	wantErrText(t, "a file as the directory", err, []string{file, "not a directory"})
+	wantErrText(t, "a file as the directory", err, []string{file + " is a file, not a directory"})
 
 	// The DSN names a directory, not a file: the path is named.
 	_, err = Start(context.Background(), Config{DSN: "sqlite:" + base, AutoMigrate: true, Logger: quietLogger()})

@@ -309,7 +309,7 @@ func MigrateSteps(ctx context.Context, db *sql.DB, dialect string) ([]MigrationS
 		return nil, fmt.Errorf("argo: migrate: dialect %q unknown", dialect)
 	}
 	if _, err := db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS argo_schema_migrations (version BIGINT NOT NULL PRIMARY KEY, applied_at BIGINT NOT NULL)"); err != nil {
-		if gerr := migrateGrantError(db, "argo_schema_migrations", err); gerr != nil {
+		if gerr := migrateGrantError(db, "(its record, argo_schema_migrations)", err); gerr != nil {
 			return nil, gerr
 		}
 		return nil, fmt.Errorf("argo: migrate: %w", err)
