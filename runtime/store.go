@@ -297,7 +297,8 @@ func Migrate(ctx context.Context, db *sql.DB, dialect string) ([]string, error) 
 type MigrationStep struct {
 	File string // e.g. "mysql/000002_attempt_on_task.up.sql"
 	// AlreadyPresent: every table and column the file creates was there
-	// before, without a record (the file was applied by hand). Its
+	// before this call, without a record: the file was applied by hand (or,
+	// as SQLite's 000004, adds nothing to the files before it). Its
 	// statements, all idempotent, ran again, and it is now recorded.
 	AlreadyPresent bool
 }

@@ -45,7 +45,7 @@ func cmdMigrate(e *env, args []string) error {
 	} else {
 		for _, s := range steps {
 			if s.AlreadyPresent {
-				fmt.Fprintf(e.stdout, "already present sql/%s (applied by hand before): recorded\n", s.File)
+				fmt.Fprintf(e.stdout, "already present sql/%s: its tables and columns were there; recorded\n", s.File)
 			} else {
 				fmt.Fprintf(e.stdout, "applied sql/%s\n", s.File)
 			}
