@@ -80,12 +80,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	closeOnErr := func(err error) (*Runtime, error) {
 		if own {
-			// A refused start leaves no empty database file behind.
-			empty := created != "" && sqliteHoldsNoTable(db, created)
-			db.Close()
-			if empty {
-				removeSQLiteFile(created)
-			}
+			closeRefused(db, created) // and remove the empty file it created
 		}
 		return nil, err
 	}

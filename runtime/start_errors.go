@@ -68,6 +68,18 @@ func sqliteHoldsNoTable(db *sql.DB, path string) bool {
 	return n == 0
 }
 
+// closeRefused closes the handle of a refused Start and, when opening it
+// created the SQLite file created (not "") and the file still holds no table
+// (none written meanwhile, as by a migrate in another process), removes it:
+// a refused start leaves no empty database file behind.
+func closeRefused(db *sql.DB, created string) {
+	empty := created != "" && sqliteHoldsNoTable(db, created)
+	db.Close()
+	if empty {
+		removeSQLiteFile(created)
+	}
+}
+
 // removeSQLiteFile removes a SQLite file that a refused Start created, with
 // the write-ahead log and shared-memory files SQLite keeps beside it.
 func removeSQLiteFile(path string) {

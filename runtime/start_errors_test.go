@@ -103,6 +103,27 @@ func TestRefusedStartLeavesNoFile(t *testing.T) {
 			t.Fatalf("a refused Start removed a database that existed before: %v", err)
 		}
 	})
+	t.Run("tables written meanwhile", func(t *testing.T) {
+		// Another process (a migrate) wrote tables into the file this
+		// Start created, before the Start was refused: the file stays.
+		path := filepath.Join(t.TempDir(), "argo.db")
+		created := newSQLiteFile("sqlite:" + path)
+		if created != path {
+			t.Fatalf("newSQLiteFile = %q, want %q", created, path)
+		}
+		db, _, err := OpenDB("sqlite:" + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		other := openTestDB(t, "sqlite:"+path)
+		if _, err := Migrate(ctx, other, DialectSQLite); err != nil {
+			t.Fatal(err)
+		}
+		closeRefused(db, created)
+		if _, err := os.Stat(path); err != nil {
+			t.Fatalf("a refused Start removed a file another process migrated: %v", err)
+		}
+	})
 }
 
 // A MySQL DSN naming a database the server lacks says it does not exist and
