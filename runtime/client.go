@@ -97,7 +97,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	st.log = cfg.Logger
 	if err := st.checkSchema(ctx); err != nil {
 		st.close()
-		return closeOnErr(err)
+		return closeOnErr(runtimeGrantError(db, err))
 	}
 	rt := &Runtime{
 		cfg:      cfg,
@@ -121,7 +121,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		rt.alerts.close(context.Background())
 		rt.completer.close()
 		st.close()
-		return closeOnErr(err)
+		return closeOnErr(runtimeGrantError(db, err))
 	}
 	rt.startLoops()
 	rt.log.Info("argo: runtime started", "instance", cfg.InstanceID, "dialect", dialect, "workers", cfg.Workers)

@@ -330,6 +330,9 @@ func MigrateSteps(ctx context.Context, db *sql.DB, dialect string) ([]MigrationS
 		}
 		var n int
 		if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM argo_schema_migrations WHERE version = ?", version).Scan(&n); err != nil {
+			if gerr := migrateGrantError(db, "(its record, argo_schema_migrations)", err); gerr != nil {
+				return applied, gerr
+			}
 			return applied, fmt.Errorf("argo: migrate: %w", err)
 		}
 		if n > 0 {
@@ -351,6 +354,9 @@ func MigrateSteps(ctx context.Context, db *sql.DB, dialect string) ([]MigrationS
 			}
 		}
 		if _, err := db.ExecContext(ctx, "INSERT INTO argo_schema_migrations (version, applied_at) VALUES (?, ?)", version, nowMillis()); err != nil && !isDuplicate(err) {
+			if gerr := migrateGrantError(db, "(its record, argo_schema_migrations)", err); gerr != nil {
+				return applied, gerr
+			}
 			return applied, fmt.Errorf("argo: migrate: record %s: %w", f, err)
 		}
 		applied = append(applied, MigrationStep{File: f, AlreadyPresent: present[base]})
