@@ -210,6 +210,14 @@ func TestMySQLGrants(t *testing.T) {
 	if err := rt.Inspector().Discard(ctx, laterID, "grants test"); err != nil {
 		t.Fatalf("discard: %v", err)
 	}
+	// The retention purge (DELETE) of both finished rows.
+	if _, err := rt.store.purge(ctx, toMillis(time.Now().Add(time.Hour)), 1000); err != nil {
+		t.Fatalf("purge: %v", err)
+	}
+	var left int
+	if err := openTestDB(t, dsn).QueryRow("SELECT COUNT(*) FROM argo_task").Scan(&left); err != nil || left != 0 {
+		t.Fatalf("%d rows left after the purge (%v), want 0", left, err)
+	}
 	if err := rt.Stop(ctx); err != nil {
 		t.Fatalf("Stop: %v", err)
 	}
