@@ -70,7 +70,9 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	db, dialect, own := cfg.DB, cfg.Dialect, false
+	created := "" // a SQLite file that opening the DSN creates
 	if db == nil {
+		created = newSQLiteFile(cfg.DSN)
 		if db, dialect, err = OpenDB(cfg.DSN); err != nil {
 			return nil, err
 		}
@@ -78,12 +80,12 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	closeOnErr := func(err error) (*Runtime, error) {
 		if own {
-			db.Close()
+			closeRefused(db, created) // and remove the empty file it created
 		}
 		return nil, err
 	}
 	if err := db.PingContext(ctx); err != nil {
-		return closeOnErr(fmt.Errorf("argo: cannot reach the database: %w", err))
+		return closeOnErr(startPingError(db, dialect, cfg.DSN, err))
 	}
 	noteClientSide(cfg.Logger, db)
 	if cfg.AutoMigrate {
@@ -95,7 +97,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	st.log = cfg.Logger
 	if err := st.checkSchema(ctx); err != nil {
 		st.close()
-		return closeOnErr(err)
+		return closeOnErr(runtimeGrantError(db, err))
 	}
 	rt := &Runtime{
 		cfg:      cfg,
@@ -119,7 +121,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		rt.alerts.close(context.Background())
 		rt.completer.close()
 		st.close()
-		return closeOnErr(err)
+		return closeOnErr(runtimeGrantError(db, err))
 	}
 	rt.startLoops()
 	rt.log.Info("argo: runtime started", "instance", cfg.InstanceID, "dialect", dialect, "workers", cfg.Workers)

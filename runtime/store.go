@@ -74,6 +74,11 @@ func OpenDB(dsn string) (*sql.DB, string, error) {
 		if path == "" {
 			return nil, "", fmt.Errorf(`argo: DSN %q names no file: write "sqlite:argo.db" or "sqlite:/var/lib/app/argo.db"`, dsn)
 		}
+		if file := sqliteFile(dsn); file != "" {
+			if err := checkSQLiteDir(dsn, file); err != nil {
+				return nil, "", err
+			}
+		}
 		sep := "?"
 		if strings.Contains(path, "?") {
 			sep = "&"
@@ -274,14 +279,40 @@ func (e *SchemaError) Error() string {
 func (e *SchemaError) Unwrap() error { return e.Err }
 
 // Migrate applies the embedded migrations of the dialect that are not yet
-// recorded in argo_schema_migrations. It is idempotent and safe to run from
-// several processes at once (every statement is IF NOT EXISTS, or an ADD
-// COLUMN whose "already exists" error means another process applied it).
+// recorded in argo_schema_migrations, and returns the files it recorded
+// (MigrateSteps tells those applied by hand before apart). It is idempotent
+// and safe to run from several processes at once (every statement is IF NOT
+// EXISTS, or an ADD COLUMN whose "already exists" error means another
+// process applied it).
 func Migrate(ctx context.Context, db *sql.DB, dialect string) ([]string, error) {
+	steps, err := MigrateSteps(ctx, db, dialect)
+	var files []string
+	for _, s := range steps {
+		files = append(files, s.File)
+	}
+	return files, err
+}
+
+// MigrationStep is one file Migrate recorded in argo_schema_migrations.
+type MigrationStep struct {
+	File string // e.g. "mysql/000002_attempt_on_task.up.sql"
+	// AlreadyPresent: every table and column the file creates was there
+	// before this call, without a record: the file was applied by hand (or,
+	// as SQLite's 000004, adds nothing to the files before it). Its
+	// statements, all idempotent, ran again, and it is now recorded.
+	AlreadyPresent bool
+}
+
+// MigrateSteps is Migrate, saying for each file whether it was applied by
+// hand before (see MigrationStep).
+func MigrateSteps(ctx context.Context, db *sql.DB, dialect string) ([]MigrationStep, error) {
 	if dialect != DialectMySQL && dialect != DialectSQLite {
 		return nil, fmt.Errorf("argo: migrate: dialect %q unknown", dialect)
 	}
 	if _, err := db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS argo_schema_migrations (version BIGINT NOT NULL PRIMARY KEY, applied_at BIGINT NOT NULL)"); err != nil {
+		if gerr := migrateGrantError(db, "(its record, argo_schema_migrations)", err); gerr != nil {
+			return nil, gerr
+		}
 		return nil, fmt.Errorf("argo: migrate: %w", err)
 	}
 	files, err := fs.Glob(argosql.FS, dialect+"/*.up.sql")
@@ -289,7 +320,8 @@ func Migrate(ctx context.Context, db *sql.DB, dialect string) ([]string, error) 
 		return nil, err
 	}
 	sort.Strings(files)
-	var applied []string
+	var applied []MigrationStep
+	var present map[string]bool // probed once, before this call changes anything
 	for _, f := range files {
 		base := strings.TrimPrefix(f, dialect+"/")
 		version, err := strconv.ParseInt(strings.SplitN(base, "_", 2)[0], 10, 64)
@@ -298,10 +330,16 @@ func Migrate(ctx context.Context, db *sql.DB, dialect string) ([]string, error) 
 		}
 		var n int
 		if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM argo_schema_migrations WHERE version = ?", version).Scan(&n); err != nil {
+			if gerr := migrateGrantError(db, "(its record, argo_schema_migrations)", err); gerr != nil {
+				return applied, gerr
+			}
 			return applied, fmt.Errorf("argo: migrate: %w", err)
 		}
 		if n > 0 {
 			continue
+		}
+		if present == nil {
+			present = presentMigrations(ctx, db)
 		}
 		body, err := argosql.FS.ReadFile(f)
 		if err != nil {
@@ -309,15 +347,40 @@ func Migrate(ctx context.Context, db *sql.DB, dialect string) ([]string, error) 
 		}
 		for _, stmt := range splitStatements(string(body)) {
 			if _, err := db.ExecContext(ctx, stmt); err != nil && !isDuplicateColumn(err) {
+				if gerr := migrateGrantError(db, f, err); gerr != nil {
+					return applied, gerr
+				}
 				return applied, fmt.Errorf("argo: migrate %s: %w\n%s", f, err, stmt)
 			}
 		}
 		if _, err := db.ExecContext(ctx, "INSERT INTO argo_schema_migrations (version, applied_at) VALUES (?, ?)", version, nowMillis()); err != nil && !isDuplicate(err) {
+			if gerr := migrateGrantError(db, "(its record, argo_schema_migrations)", err); gerr != nil {
+				return applied, gerr
+			}
 			return applied, fmt.Errorf("argo: migrate: record %s: %w", f, err)
 		}
-		applied = append(applied, f)
+		applied = append(applied, MigrationStep{File: f, AlreadyPresent: present[base]})
 	}
 	return applied, nil
+}
+
+// presentMigrations returns the migration files whose schema probes all
+// pass: their tables and columns are there.
+func presentMigrations(ctx context.Context, db *sql.DB) map[string]bool {
+	present, missing := map[string]bool{}, map[string]bool{}
+	for _, p := range schemaProbes {
+		rows, err := db.QueryContext(ctx, p.query)
+		if err != nil {
+			missing[p.migration] = true
+			continue
+		}
+		rows.Close()
+		present[p.migration] = true
+	}
+	for m := range missing {
+		delete(present, m)
+	}
+	return present
 }
 
 // splitStatements splits a migration file on semicolons at line ends,

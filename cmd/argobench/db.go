@@ -13,6 +13,7 @@ import (
 
 	"github.com/argo-retry/argo/cmd/argobench/internal/sqlcount"
 	"github.com/argo-retry/argo/runtime"
+	"github.com/go-sql-driver/mysql"
 )
 
 // insertTaskSQL is the hand-written side's INSERT: the columns argo writes
@@ -117,31 +118,40 @@ func openCounted(dsn string, c *sqlcount.Counter) (*sql.DB, error) {
 	return db, nil
 }
 
-// ensureMySQLDatabase creates the database a mysql: DSN names if it is missing.
+// ensureMySQLDatabase creates the database a mysql: DSN names if it is
+// missing. It connects to that database first, so that a user with rights on
+// it alone needs nothing more; only when the server answers that it does not
+// exist (1049) does it connect without a database, to create it.
 func ensureMySQLDatabase(ctx context.Context, dsn string) error {
-	raw := strings.TrimPrefix(strings.TrimPrefix(dsn, "mysql:"), "//")
-	slash := strings.LastIndex(raw, "/")
-	if slash < 0 {
-		return fmt.Errorf("DSN %q names no database", runtime.RedactDSN(dsn))
-	}
-	name, params, _ := strings.Cut(raw[slash+1:], "?")
-	if name == "" {
-		return fmt.Errorf("DSN %q names no database", runtime.RedactDSN(dsn))
-	}
-	if strings.ContainsAny(name, "`") {
-		return fmt.Errorf("database name %q not supported", name)
-	}
-	serverDSN := "mysql:" + raw[:slash+1] + "mysql"
-	if params != "" {
-		serverDSN += "?" + params
-	}
-	db, _, err := runtime.OpenDB(serverDSN)
+	db, _, err := runtime.OpenDB(dsn)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	_, err = db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS `"+name+"`")
-	return err
+	err = db.PingContext(ctx)
+	db.Close()
+	var me *mysql.MySQLError
+	if err == nil || !errors.As(err, &me) || me.Number != 1049 {
+		return err
+	}
+	cfg, err := mysql.ParseDSN(strings.TrimPrefix(strings.TrimPrefix(dsn, "mysql:"), "//"))
+	if err != nil {
+		return fmt.Errorf("DSN %q: %w", runtime.RedactDSN(dsn), err)
+	}
+	name := cfg.DBName
+	if strings.ContainsAny(name, "`") {
+		return fmt.Errorf("database name %q not supported", name)
+	}
+	cfg.DBName = ""
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return fmt.Errorf("DSN %q: %w", runtime.RedactDSN(dsn), err)
+	}
+	server := sql.OpenDB(conn)
+	defer server.Close()
+	if _, err := server.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS `"+name+"`"); err != nil {
+		return fmt.Errorf("database %s does not exist and this user may not create it (%w): have an administrator run CREATE DATABASE `%s` and GRANT ALL ON `%s`.* to this user", name, err, name, name)
+	}
+	return nil
 }
 
 // resetTables empties argo's task tables.

@@ -27,19 +27,30 @@ func cmdMigrate(e *env, args []string) error {
 	}
 	defer c.db.Close()
 	dialect := c.dialect
-	applied, err := runtime.Migrate(ctx, c.db, dialect)
-	if e.json() {
-		if applied == nil {
-			applied = []string{}
+	steps, err := runtime.MigrateSteps(ctx, c.db, dialect)
+	// A file applied by hand before (its tables and columns there, without
+	// a record) is only recorded: say so rather than "applied".
+	applied, present := []string{}, []string{}
+	for _, s := range steps {
+		if s.AlreadyPresent {
+			present = append(present, s.File)
+		} else {
+			applied = append(applied, s.File)
 		}
-		if jerr := writeJSON(e.stdout, map[string]any{"dialect": dialect, "applied": applied}); jerr != nil && err == nil {
+	}
+	if e.json() {
+		if jerr := writeJSON(e.stdout, map[string]any{"dialect": dialect, "applied": applied, "already_present": present}); jerr != nil && err == nil {
 			err = jerr
 		}
 	} else {
-		for _, f := range applied {
-			fmt.Fprintf(e.stdout, "applied sql/%s\n", f)
+		for _, s := range steps {
+			if s.AlreadyPresent {
+				fmt.Fprintf(e.stdout, "already present sql/%s: its tables and columns were there; recorded\n", s.File)
+			} else {
+				fmt.Fprintf(e.stdout, "applied sql/%s\n", s.File)
+			}
 		}
-		if err == nil && len(applied) == 0 {
+		if err == nil && len(steps) == 0 {
 			fmt.Fprintf(e.stdout, "schema up to date (%s): nothing to apply\n", dialect)
 		}
 	}
