@@ -123,6 +123,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	rt.startLoops()
 	rt.log.Info("argo: runtime started", "instance", cfg.InstanceID, "dialect", dialect, "workers", cfg.Workers)
+	rt.logDeadHolds(ctx)
 	return rt, nil
 }
 
@@ -452,11 +453,14 @@ func (rt *Runtime) stop(ctx context.Context) error {
 	loopsDone := make(chan struct{})
 	go func() { rt.loops.Wait(); close(loopsDone) }()
 
+	rt.logStopWaiting(rt.stopWait(ctx))
 	timer := time.NewTimer(rt.cfg.ShutdownTimeout)
 	select {
 	case <-attemptsDone:
 	case <-ctx.Done():
+		rt.logStopCanceling(time.Since(began))
 	case <-timer.C:
+		rt.logStopCanceling(time.Since(began))
 	}
 	timer.Stop()
 	rt.workStop() // attempts still running see their context canceled and are given back
@@ -498,6 +502,7 @@ func (rt *Runtime) stop(ctx context.Context) error {
 		defer close(closed)
 		<-attemptsDone
 		<-loopsDone
+		rt.logSkippedHolds() // held retries skipped in a window still open
 		close(rt.renewStop)
 		<-rt.renewDone
 		rt.completer.close()

@@ -1,0 +1,259 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/argo-retry/argo/internal/testdb"
+)
+
+// logLines returns the lines of logs that contain every one of parts.
+func logLines(logs *syncBuffer, parts ...string) []string {
+	var out []string
+	for _, line := range strings.Split(logs.String(), "\n") {
+		match := line != ""
+		for _, p := range parts {
+			match = match && strings.Contains(line, p)
+		}
+		if match {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// Stop says what it waits for, with the deadline, and at the deadline what
+// it cancels: ten attempts named, then a count.
+func TestStopLogsWhatItWaitsForAndCancels(t *testing.T) {
+	var logs syncBuffer
+	cfg := testConfig(testdb.SQLiteDSN(t))
+	cfg.Logger = logs.logger()
+	cfg.ShutdownTimeout = 300 * time.Millisecond
+	rt := startRuntime(t, cfg)
+	started := make(chan int64, 12)
+	def := &TaskDef{Name: "waits-for-cancel", Policy: fastPolicy(3), Run: func(ctx context.Context, args []byte) error {
+		id, _, _ := AttemptFrom(ctx)
+		started <- id
+		<-ctx.Done()
+		return ctx.Err()
+	}}
+	if err := rt.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for range 12 {
+		if _, err := rt.Submit(context.Background(), Call{Task: def, Args: []byte(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 12 {
+		ids = append(ids, receive(t, started, 10*time.Second, "an attempt to start"))
+	}
+	slices.Sort(ids)
+	if err := rt.Stop(context.Background()); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	first := fmt.Sprintf("task %d (waits-for-cancel) attempt 1", ids[0])
+	tenth := fmt.Sprintf("task %d (waits-for-cancel) attempt 1", ids[9])
+	eleventh := fmt.Sprintf("task %d (waits-for-cancel) attempt 1", ids[10])
+	for _, want := range []struct{ what, head string }{
+		{"what Stop waits for", "argo: Stop: waiting up to 300ms for 12 running attempts: "},
+		{"what Stop cancels", "canceling 12 attempts"},
+	} {
+		lines := logLines(&logs, want.head)
+		if len(lines) != 1 {
+			t.Fatalf("%s: %d lines with %q, want 1; log:\n%s", want.what, len(lines), want.head, logs.String())
+		}
+		if l := lines[0]; !strings.Contains(l, first) || !strings.Contains(l, tenth) || strings.Contains(l, eleventh) || !strings.Contains(l, "and 2 more") {
+			t.Fatalf("%s: %s\nwant the first ten attempts (%s … %s) and \"and 2 more\"", want.what, l, first, tenth)
+		}
+	}
+	if !strings.Contains(logLines(&logs, "canceling 12 attempts")[0], "level=WARN") {
+		t.Fatalf("cancellation at the deadline not a warning: %s", logLines(&logs, "canceling 12 attempts")[0])
+	}
+}
+
+// A Stop with nothing running says nothing about waiting or canceling.
+func TestStopWithNothingRunningLogsNoWait(t *testing.T) {
+	var logs syncBuffer
+	cfg := testConfig(testdb.SQLiteDSN(t))
+	cfg.Logger = logs.logger()
+	rt := startRuntime(t, cfg)
+	if err := rt.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if lines := logLines(&logs, "argo: Stop:"); len(lines) != 0 {
+		t.Fatalf("Stop with nothing running logged %q", lines)
+	}
+}
+
+// At Start, an instance logs the retries held by instances that are gone,
+// by owner, and when the last hold runs out; holds of live instances, holds
+// run out and running tasks are not counted.
+func TestStartLogsRetriesHeldByGoneInstances(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		s := openTestStore(t, dsn)
+		now := time.Now()
+		held := func(owner string, state State, until time.Time) *Task {
+			task := sampleTask("held-elsewhere", state, toMillis(now), 0)
+			task.ExecuteTimes, task.LeaseOwner, task.LeaseUntil = 1, owner, toMillis(until)
+			return task
+		}
+		latest := now.Add(90 * time.Second)
+		mustInsert(t, s,
+			held("crashed-a", StateRetrying, now.Add(60*time.Second)),
+			held("crashed-a", StateRetrying, latest),
+			held("crashed-b", StateRetrying, now.Add(30*time.Second)),
+			held("alive", StateRetrying, now.Add(120*time.Second)),      // a live instance's hold
+			held("crashed-c", StateRetrying, now.Add(-time.Second)),     // hold already run out
+			held("crashed-d", StateRunning, now.Add(200*time.Second)),   // a running attempt, not a hold
+			held("crashed-e", StateSucceeded, now.Add(200*time.Second)), // finished
+		)
+		if _, err := s.exec(context.Background(), "INSERT INTO argo_instance (instance_id, heartbeat_at, started_at, task_names) VALUES (?, ?, ?, ?)", "alive", toMillis(now), toMillis(now), "held-elsewhere"); err != nil {
+			t.Fatal(err)
+		}
+		var logs syncBuffer
+		cfg := testConfig(dsn)
+		cfg.Logger = logs.logger()
+		startRuntime(t, cfg)
+		lines := logLines(&logs, "retries held by instances that are gone")
+		if len(lines) != 1 {
+			t.Fatalf("%d lines about retries held by gone instances, want 1; log:\n%s", len(lines), logs.String())
+		}
+		until := toMillis(latest).Time().UTC().Format(time.RFC3339)
+		for _, want := range []string{"level=INFO", "tasks=3 ", `held_by="crashed-a (2), crashed-b"`, "until=" + until} {
+			if !strings.Contains(lines[0], want) {
+				t.Fatalf("line %s\nlacks %s", lines[0], want)
+			}
+		}
+	})
+}
+
+// No line when no gone instance holds a retry.
+func TestStartLogsNoHeldRetriesWhenNone(t *testing.T) {
+	var logs syncBuffer
+	cfg := testConfig(testdb.SQLiteDSN(t))
+	cfg.Logger = logs.logger()
+	startRuntime(t, cfg)
+	if lines := logLines(&logs, "retries held by"); len(lines) != 0 {
+		t.Fatalf("logged %q with no held retries", lines)
+	}
+}
+
+// The "no handler" error names the task names (ten, then a count), with the
+// number of tasks of each.
+func TestNoHandlerErrorNamesTheTasks(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		s := openTestStore(t, dsn)
+		due := toMillis(time.Now().Add(-time.Minute))
+		for i := range 12 {
+			mustInsert(t, s, sampleTask(fmt.Sprintf("gone.%02d", i), StatePending, due, 0))
+		}
+		mustInsert(t, s, sampleTask("gone.00", StatePending, due, 0))
+		var logs syncBuffer
+		cfg := testConfig(dsn)
+		cfg.Logger = logs.logger()
+		startRuntime(t, cfg)
+		const head = "no handler on any live instance"
+		waitFor(t, 10*time.Second, "the no-handler error", func() bool { return len(logLines(&logs, head)) > 0 })
+		line := logLines(&logs, head)[0]
+		want := `tasks=13 names="gone.00 (2), gone.01, gone.02, gone.03, gone.04, gone.05, gone.06, gone.07, gone.08, gone.09, and 2 more names"`
+		if !strings.Contains(line, want) {
+			t.Fatalf("line %s\nlacks %s", line, want)
+		}
+	})
+}
+
+// The first shard-split line says plainly that this instance owns every
+// shard; once another instance runs the same task, how many it owns.
+func TestShardSplitLineSaysAllShards(t *testing.T) {
+	dsn := testdb.SQLiteDSN(t)
+	var logs syncBuffer
+	cfg := testConfig(dsn)
+	cfg.Logger = logs.logger()
+	cfg.InstanceID = "first"
+	rt1 := startRuntime(t, cfg)
+	lines := logLines(&logs, "argo: shard split changed")
+	if len(lines) != 1 {
+		t.Fatalf("%d shard-split lines at Start, want 1; log:\n%s", len(lines), logs.String())
+	}
+	if !strings.Contains(lines[0], "owned_shards=all") || strings.Contains(lines[0], "owned_shards=0") || strings.Contains(lines[0], "all_shards") {
+		t.Fatalf("first shard-split line %s\nwant owned_shards=all, and neither owned_shards=0 nor all_shards", lines[0])
+	}
+	def := &TaskDef{Name: "split", Policy: fastPolicy(3), Run: func(context.Context, []byte) error { return nil }}
+	if err := rt1.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	cfg2 := testConfig(dsn)
+	cfg2.InstanceID = "second"
+	rt2 := startRuntime(t, cfg2)
+	if err := rt2.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	part := regexp.MustCompile(`owned_shards="(\d+) of 64"`)
+	waitFor(t, 10*time.Second, "a shard-split line with part of the shards", func() bool {
+		return part.MatchString(logs.String())
+	})
+	if n := part.FindStringSubmatch(logs.String())[1]; n == "0" || n == "64" {
+		t.Fatalf("with two instances, first owns %s of 64 shards", n)
+	}
+}
+
+// An operator's bulk discard of held retries makes one summary line, not
+// one warning per task.
+func TestBulkDiscardOfHeldRetriesLogsOneLine(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		var logs syncBuffer
+		cfg := testConfig(dsn)
+		cfg.Logger = logs.logger()
+		rt := startRuntime(t, cfg)
+		f := newOnceFailing("discarded-while-held", time.Second)
+		if err := rt.Register(f.def); err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		const n = 5
+		for range n {
+			if _, err := rt.Submit(ctx, Call{Task: f.def, Args: []byte(`{}`)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		heldFilter := Filter{Name: f.def.Name, States: []State{StateRetrying}}
+		waitFor(t, 5*time.Second, "every first attempt to fail and be held", func() bool {
+			tasks, err := rt.Inspector().List(ctx, heldFilter)
+			if err != nil {
+				t.Fatal(err)
+			}
+			held := 0
+			for _, task := range tasks {
+				if task.LeaseOwner == rt.InstanceID() {
+					held++
+				}
+			}
+			return held == n
+		})
+		discarded, err := rt.Inspector().DiscardWhere(ctx, heldFilter, "bulk discard in a test", false)
+		if err != nil || discarded != n {
+			t.Fatalf("DiscardWhere: %d, %v; want %d (a retry started before the discard?)", discarded, err, n)
+		}
+		waitFor(t, 10*time.Second, "the summary of held retries not started", func() bool {
+			return len(logLines(&logs, "not started")) > 0
+		})
+		// Stop closes any window still open: every line is in by then.
+		if err := rt.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		lines := logLines(&logs, "not started")
+		if len(lines) != 1 {
+			t.Fatalf("%d lines about held retries not started, want 1:\n%s", len(lines), strings.Join(lines, "\n"))
+		}
+		if want := fmt.Sprintf(`tasks=%d names="discarded-while-held (%d)"`, n, n); !strings.Contains(lines[0], want) {
+			t.Fatalf("line %s\nlacks %s", lines[0], want)
+		}
+	})
+}
