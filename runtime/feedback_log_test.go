@@ -93,8 +93,9 @@ func TestStopWithNothingRunningLogsNoWait(t *testing.T) {
 }
 
 // At Start, an instance logs the retries held by instances that are gone,
-// by owner, and when the last hold runs out; holds of live instances, holds
-// run out and running tasks are not counted.
+// by owner, and when the last hold runs out; its own previous run counts as
+// gone. Holds of live instances, holds run out, running and finished tasks
+// are not counted.
 func TestStartLogsRetriesHeldByGoneInstances(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		s := openTestStore(t, dsn)
@@ -113,6 +114,7 @@ func TestStartLogsRetriesHeldByGoneInstances(t *testing.T) {
 			held("crashed-c", StateRetrying, now.Add(-time.Second)),     // hold already run out
 			held("crashed-d", StateRunning, now.Add(200*time.Second)),   // a running attempt, not a hold
 			held("crashed-e", StateSucceeded, now.Add(200*time.Second)), // finished
+			held("restarted", StateRetrying, now.Add(10*time.Second)),   // this instance's previous run
 		)
 		if _, err := s.exec(context.Background(), "INSERT INTO argo_instance (instance_id, heartbeat_at, started_at, task_names) VALUES (?, ?, ?, ?)", "alive", toMillis(now), toMillis(now), "held-elsewhere"); err != nil {
 			t.Fatal(err)
@@ -120,13 +122,14 @@ func TestStartLogsRetriesHeldByGoneInstances(t *testing.T) {
 		var logs syncBuffer
 		cfg := testConfig(dsn)
 		cfg.Logger = logs.logger()
+		cfg.InstanceID = "restarted"
 		startRuntime(t, cfg)
 		lines := logLines(&logs, "retries held by instances that are gone")
 		if len(lines) != 1 {
 			t.Fatalf("%d lines about retries held by gone instances, want 1; log:\n%s", len(lines), logs.String())
 		}
 		until := toMillis(latest).Time().UTC().Format(time.RFC3339)
-		for _, want := range []string{"level=INFO", "tasks=3 ", `held_by="crashed-a (2), crashed-b"`, "until=" + until} {
+		for _, want := range []string{"level=INFO", "tasks=4 ", `held_by="crashed-a (2), crashed-b, restarted"`, "until=" + until} {
 			if !strings.Contains(lines[0], want) {
 				t.Fatalf("line %s\nlacks %s", lines[0], want)
 			}
@@ -204,56 +207,90 @@ func TestShardSplitLineSaysAllShards(t *testing.T) {
 	}
 }
 
+// holdAndDiscard submits n tasks whose first attempt fails, waits until
+// rt holds every retry (due in a second), and discards them all at once.
+func holdAndDiscard(t *testing.T, rt *Runtime, name string, n int) {
+	t.Helper()
+	f := newOnceFailing(name, time.Second)
+	if err := rt.Register(f.def); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for range n {
+		if _, err := rt.Submit(ctx, Call{Task: f.def, Args: []byte(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	heldFilter := Filter{Name: name, States: []State{StateRetrying}}
+	waitFor(t, 5*time.Second, "every first attempt to fail and be held", func() bool {
+		tasks, err := rt.Inspector().List(ctx, heldFilter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held := 0
+		for _, task := range tasks {
+			if task.LeaseOwner == rt.InstanceID() {
+				held++
+			}
+		}
+		return held == n
+	})
+	discarded, err := rt.Inspector().DiscardWhere(ctx, heldFilter, "bulk discard in a test", false)
+	if err != nil || discarded != n {
+		t.Fatalf("DiscardWhere: %d, %v; want %d (a retry started before the discard?)", discarded, err, n)
+	}
+}
+
+// checkOneSkipLine checks that logs hold one line about held retries not
+// started, which counts n tasks of name.
+func checkOneSkipLine(t *testing.T, logs *syncBuffer, name string, n int) {
+	t.Helper()
+	lines := logLines(logs, "not started")
+	if len(lines) != 1 {
+		t.Fatalf("%d lines about held retries not started, want 1:\n%s", len(lines), strings.Join(lines, "\n"))
+	}
+	if want := fmt.Sprintf(`tasks=%d names="%s (%d)"`, n, name, n); !strings.Contains(lines[0], want) {
+		t.Fatalf("line %s\nlacks %s", lines[0], want)
+	}
+}
+
 // An operator's bulk discard of held retries makes one summary line, not
-// one warning per task.
+// one warning per task, once RetryHold has passed since the first start
+// found a retry discarded.
 func TestBulkDiscardOfHeldRetriesLogsOneLine(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		var logs syncBuffer
 		cfg := testConfig(dsn)
 		cfg.Logger = logs.logger()
 		rt := startRuntime(t, cfg)
-		f := newOnceFailing("discarded-while-held", time.Second)
-		if err := rt.Register(f.def); err != nil {
-			t.Fatal(err)
-		}
-		ctx := context.Background()
-		const n = 5
-		for range n {
-			if _, err := rt.Submit(ctx, Call{Task: f.def, Args: []byte(`{}`)}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		heldFilter := Filter{Name: f.def.Name, States: []State{StateRetrying}}
-		waitFor(t, 5*time.Second, "every first attempt to fail and be held", func() bool {
-			tasks, err := rt.Inspector().List(ctx, heldFilter)
-			if err != nil {
-				t.Fatal(err)
-			}
-			held := 0
-			for _, task := range tasks {
-				if task.LeaseOwner == rt.InstanceID() {
-					held++
-				}
-			}
-			return held == n
-		})
-		discarded, err := rt.Inspector().DiscardWhere(ctx, heldFilter, "bulk discard in a test", false)
-		if err != nil || discarded != n {
-			t.Fatalf("DiscardWhere: %d, %v; want %d (a retry started before the discard?)", discarded, err, n)
-		}
+		holdAndDiscard(t, rt, "discarded-while-held", 5)
 		waitFor(t, 10*time.Second, "the summary of held retries not started", func() bool {
 			return len(logLines(&logs, "not started")) > 0
 		})
 		// Stop closes any window still open: every line is in by then.
-		if err := rt.Stop(ctx); err != nil {
+		if err := rt.Stop(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		lines := logLines(&logs, "not started")
-		if len(lines) != 1 {
-			t.Fatalf("%d lines about held retries not started, want 1:\n%s", len(lines), strings.Join(lines, "\n"))
-		}
-		if want := fmt.Sprintf(`tasks=%d names="discarded-while-held (%d)"`, n, n); !strings.Contains(lines[0], want) {
-			t.Fatalf("line %s\nlacks %s", lines[0], want)
-		}
+		checkOneSkipLine(t, &logs, "discarded-while-held", 5)
 	})
+}
+
+// Stop logs the summary of a window still open.
+func TestStopLogsHeldRetriesSkippedSoFar(t *testing.T) {
+	var logs syncBuffer
+	cfg := testConfig(testdb.SQLiteDSN(t))
+	cfg.Logger = logs.logger()
+	cfg.RetryHold = time.Hour // the window outlasts the test
+	rt := startRuntime(t, cfg)
+	holdAndDiscard(t, rt, "discarded-before-stop", 3)
+	waitFor(t, 10*time.Second, "the starts of the discarded retries to be refused", func() bool {
+		return rt.holds.n.Load() == 0 && rt.holds.waiting.Load() == 0
+	})
+	if lines := logLines(&logs, "not started"); len(lines) != 0 {
+		t.Fatalf("logged before the window closed: %q", lines)
+	}
+	if err := rt.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	checkOneSkipLine(t, &logs, "discarded-before-stop", 3)
 }

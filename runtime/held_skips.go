@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
@@ -58,6 +59,7 @@ func (rt *Runtime) logSkippedHolds() {
 	if tasks == 0 {
 		return
 	}
+	slices.Sort(ids)
 	rt.log.Warn("argo: held retries not started: they changed meanwhile (discarded, or claimed elsewhere after their hold ran out)",
 		"tasks", tasks, "names", describeNameCounts(names), "first_task_ids", ids)
 }
