@@ -78,6 +78,42 @@ func TestStopLogsWhatItWaitsForAndCancels(t *testing.T) {
 	}
 }
 
+// Stop's context, when it ends sooner than ShutdownTimeout, is the wait it
+// announces, and its end cancels the attempt.
+func TestStopLogsTheWaitOfItsContext(t *testing.T) {
+	var logs syncBuffer
+	cfg := testConfig(testdb.SQLiteDSN(t)) // ShutdownTimeout 5s
+	cfg.Logger = logs.logger()
+	rt := startRuntime(t, cfg)
+	started := make(chan int64, 1)
+	def := &TaskDef{Name: "waits-for-cancel", Policy: fastPolicy(3), Run: func(ctx context.Context, args []byte) error {
+		id, _, _ := AttemptFrom(ctx)
+		started <- id
+		<-ctx.Done()
+		return ctx.Err()
+	}}
+	if err := rt.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Submit(context.Background(), Call{Task: def, Args: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	id := receive(t, started, 10*time.Second, "the attempt to start")
+	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
+	defer cancel()
+	// Stop returns with ctx, maybe before the canceled attempt returns.
+	_ = rt.Stop(ctx)
+	waitFor(t, 5*time.Second, "the canceled attempt to return", func() bool { return len(rt.leases.running()) == 0 })
+	attempt := fmt.Sprintf("task %d (waits-for-cancel) attempt 1", id)
+	waiting := regexp.MustCompile(`argo: Stop: waiting up to (3\d\d|400)ms for 1 running attempt: ` + regexp.QuoteMeta(attempt) + `"`)
+	if !waiting.MatchString(logs.String()) {
+		t.Fatalf("no line matching %s; log:\n%s", waiting, logs.String())
+	}
+	if lines := logLines(&logs, "canceling 1 attempt ", attempt); len(lines) != 1 {
+		t.Fatalf("%d lines saying Stop cancels %s, want 1; log:\n%s", len(lines), attempt, logs.String())
+	}
+}
+
 // A Stop with nothing running says nothing about waiting or canceling.
 func TestStopWithNothingRunningLogsNoWait(t *testing.T) {
 	var logs syncBuffer
