@@ -151,9 +151,12 @@ func TestStartLogsRetriesHeldByGoneInstances(t *testing.T) {
 			held("crashed-d", StateRunning, now.Add(200*time.Second)),   // a running attempt, not a hold
 			held("crashed-e", StateSucceeded, now.Add(200*time.Second)), // finished
 			held("restarted", StateRetrying, now.Add(10*time.Second)),   // this instance's previous run
+			held("stale", StateRetrying, now.Add(20*time.Second)),       // an instance whose heartbeat stopped
 		)
-		if _, err := s.exec(context.Background(), "INSERT INTO argo_instance (instance_id, heartbeat_at, started_at, task_names) VALUES (?, ?, ?, ?)", "alive", toMillis(now), toMillis(now), "held-elsewhere"); err != nil {
-			t.Fatal(err)
+		for id, beat := range map[string]time.Time{"alive": now, "stale": now.Add(-time.Hour)} {
+			if _, err := s.exec(context.Background(), "INSERT INTO argo_instance (instance_id, heartbeat_at, started_at, task_names) VALUES (?, ?, ?, ?)", id, toMillis(beat), toMillis(beat), "held-elsewhere"); err != nil {
+				t.Fatal(err)
+			}
 		}
 		var logs syncBuffer
 		cfg := testConfig(dsn)
@@ -165,7 +168,7 @@ func TestStartLogsRetriesHeldByGoneInstances(t *testing.T) {
 			t.Fatalf("%d lines about retries held by gone instances, want 1; log:\n%s", len(lines), logs.String())
 		}
 		until := toMillis(latest).Time().UTC().Format(time.RFC3339)
-		for _, want := range []string{"level=INFO", "tasks=4 ", `held_by="crashed-a (2), crashed-b, restarted"`, "until=" + until} {
+		for _, want := range []string{"level=INFO", "tasks=5 ", `held_by="crashed-a (2), crashed-b, restarted, stale"`, "until=" + until} {
 			if !strings.Contains(lines[0], want) {
 				t.Fatalf("line %s\nlacks %s", lines[0], want)
 			}
