@@ -333,3 +333,18 @@ func TestStopLogsHeldRetriesSkippedSoFar(t *testing.T) {
 	}
 	checkOneSkipLine(t, &logs, "discarded-before-stop", 3)
 }
+
+// flagOrphans returns only the rows its UPDATE changed: a row that moved
+// between its SELECT and its UPDATE (here: an SQLite trigger makes the
+// UPDATE skip it, as a claim in between would) is not named.
+func TestFlagOrphansNamesOnlyFlaggedRows(t *testing.T) {
+	s := openTestStore(t, testdb.SQLiteDSN(t))
+	mustInsert(t, s, sampleTask("gone", StatePending, 1, 0), sampleTask("moved", StatePending, 1, 0))
+	if _, err := s.db.Exec("CREATE TRIGGER skip_moved BEFORE UPDATE OF error_msg ON argo_task WHEN OLD.task_id = 'moved' BEGIN SELECT RAISE(IGNORE); END"); err != nil {
+		t.Fatal(err)
+	}
+	flagged, err := s.flagOrphans(context.Background(), []string{"other"}, []string{"me"}, 10, 20, 10)
+	if err != nil || !slices.Equal(flagged, []string{"gone"}) {
+		t.Fatalf("flagOrphans: %q, %v; want [gone]", flagged, err)
+	}
+}
