@@ -426,7 +426,8 @@ func (rt *Runtime) watchCommit(id int64) {
 // functions return, however long that takes. Queued alert actions run until
 // ctx ends (stopGrace after the cancellation if ctx has no deadline); those
 // left are dropped with an error log. The maintenance role is handed over
-// at once.
+// at once. It logs what it waits for and, at the deadline, what it cancels
+// (stop_log.go).
 //
 // Stop returns within ctx (within stopGrace of the cancellation if ctx has no
 // deadline). If attempts ignore their cancellation, the error names them;
