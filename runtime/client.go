@@ -125,6 +125,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	rt.startLoops()
 	rt.log.Info("argo: runtime started", "instance", cfg.InstanceID, "dialect", dialect, "workers", cfg.Workers)
+	rt.logDeadHolds(ctx)
 	return rt, nil
 }
 
@@ -427,7 +428,8 @@ func (rt *Runtime) watchCommit(id int64) {
 // functions return, however long that takes. Queued alert actions run until
 // ctx ends (stopGrace after the cancellation if ctx has no deadline); those
 // left are dropped with an error log. The maintenance role is handed over
-// at once.
+// at once. It logs what it waits for and, at the deadline, what it cancels
+// (stop_log.go).
 //
 // Stop returns within ctx (within stopGrace of the cancellation if ctx has no
 // deadline). If attempts ignore their cancellation, the error names them;
@@ -454,11 +456,14 @@ func (rt *Runtime) stop(ctx context.Context) error {
 	loopsDone := make(chan struct{})
 	go func() { rt.loops.Wait(); close(loopsDone) }()
 
+	rt.logStopWaiting(rt.stopWait(ctx))
 	timer := time.NewTimer(rt.cfg.ShutdownTimeout)
 	select {
 	case <-attemptsDone:
 	case <-ctx.Done():
+		rt.logStopCanceling(time.Since(began))
 	case <-timer.C:
+		rt.logStopCanceling(time.Since(began))
 	}
 	timer.Stop()
 	rt.workStop() // attempts still running see their context canceled and are given back
@@ -500,6 +505,7 @@ func (rt *Runtime) stop(ctx context.Context) error {
 		defer close(closed)
 		<-attemptsDone
 		<-loopsDone
+		rt.logSkippedHolds() // held retries skipped in a window still open
 		close(rt.renewStop)
 		<-rt.renewDone
 		rt.completer.close()

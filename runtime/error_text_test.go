@@ -288,9 +288,9 @@ func TestFlagOrphansLongMessage(t *testing.T) {
 		for i := range live {
 			live[i] = fmt.Sprintf("instance-%04d-with-a-long-host-name.example", i)
 		}
-		n, err := s.flagOrphans(context.Background(), []string{"other"}, live, 10, 20, 10)
-		if err != nil || n != 1 {
-			t.Fatalf("flagOrphans: %d, %v", n, err)
+		flagged, err := s.flagOrphans(context.Background(), []string{"other"}, live, 10, 20, 10)
+		if err != nil || len(flagged) != 1 {
+			t.Fatalf("flagOrphans: %v, %v", flagged, err)
 		}
 		var msg string
 		if err := s.db.GetContext(context.Background(), &msg, "SELECT error_msg FROM argo_task WHERE task_id = 'gone'"); err != nil {

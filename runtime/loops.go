@@ -265,15 +265,19 @@ func (rt *Runtime) flagOrphans(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	n, err := rt.store.flagOrphans(ctx, known, live, toMillis(now.Add(-rt.cfg.UnknownTaskDelay)), toMillis(now), 100)
+	flagged, err := rt.store.flagOrphans(ctx, known, live, toMillis(now.Add(-rt.cfg.UnknownTaskDelay)), toMillis(now), 100)
 	if err != nil && ctx.Err() == nil {
 		// Like every other statement: an unreachable database is one
 		// outage, logged once (TestDatabaseOutage saw this ERROR when the
 		// server went down mid-statement).
 		rt.health.failed(rt, "flag tasks without a handler", err)
 	}
-	if n > 0 {
-		rt.log.Error("argo: due tasks have no handler on any live instance; they wait", "tasks", n, "instances", len(live))
+	if len(flagged) > 0 {
+		counts := map[string]int{}
+		for _, name := range flagged {
+			counts[name]++
+		}
+		rt.log.Error("argo: due tasks have no handler on any live instance; they wait", "tasks", len(flagged), "names", describeNameCounts(counts), "instances", len(live))
 	}
 }
 

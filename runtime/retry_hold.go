@@ -45,6 +45,7 @@ type retryHolds struct {
 	// waiting counts retries being started or waiting for a worker.
 	waiting atomic.Int64
 	writers chan struct{} // start transactions in flight (maxStartWriters)
+	skipped skippedHolds  // starts refused, logged together (held_skips.go)
 }
 
 type heldQueue []*heldRetry
@@ -252,11 +253,11 @@ func (rt *Runtime) startHeldBatch(batch []*heldRetry, now time.Time) {
 		return
 	}
 	rt.health.ok(rt)
+	var skipped []*heldRetry
 	for i, e := range batch {
 		if !started[i] {
 			rt.holds.waiting.Add(-1)
-			rt.unregister(1)
-			rt.log.Warn("argo: held retry not started: it changed meanwhile (discarded, or claimed elsewhere after its hold ran out)", "task_id", e.t.ID, "task", e.t.Name, "attempt", e.start.attempt+1)
+			skipped = append(skipped, e)
 			continue
 		}
 		t := e.t
@@ -264,6 +265,9 @@ func (rt *Runtime) startHeldBatch(batch []*heldRetry, now time.Time) {
 		t.State, t.LeaseOwner, t.LeaseUntil, t.GmtModified = StateRunning, rt.cfg.InstanceID, leaseUntil, toMillis(now)
 		rt.runWhenFree(t, e.h, e.due)
 	}
+	// Noted before they end their registration, so Stop logs them.
+	rt.noteSkippedHolds(skipped)
+	rt.unregister(len(skipped))
 }
 
 // runWhenFree runs a started retry at its due time on the next free worker

@@ -4,6 +4,7 @@ import (
 	"context"
 	"hash/fnv"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -184,11 +185,20 @@ func (rt *Runtime) heartbeat(ctx context.Context) error {
 		// Logged when instances come or go or this one's shards move; a
 		// newly registered name alone is no news.
 		if owned := v.ownedShards(); liveChanged || !slices.Equal(before, owned) || (before == nil) != (owned == nil) {
-			rt.log.Info("argo: shard split changed", "instance", rt.cfg.InstanceID, "live_instances", len(live), "owned_shards", len(owned), "all_shards", owned == nil)
+			rt.log.Info("argo: shard split changed", "instance", rt.cfg.InstanceID, "live_instances", len(live), "owned_shards", describeOwned(owned, rt.cfg.Shards))
 		}
 		rt.poke()
 	}
 	return nil
+}
+
+// describeOwned says which part of the shard space owned is, for the log:
+// "all" (nil: no other live instance runs these names), or "12 of 64".
+func describeOwned(owned []int, shards int) string {
+	if owned == nil {
+		return "all"
+	}
+	return strconv.Itoa(len(owned)) + " of " + strconv.Itoa(shards)
 }
 
 func equalGroups(a, b []claimGroup) bool {

@@ -372,8 +372,8 @@ const orphanMsgPrefix = "no handler registered for task "
 // flagOrphans sets error_msg on up to limit tasks overdue since before
 // cutoff whose name is not in known (the union of live instances' handlers),
 // leaving their state and due time alone: they run as soon as an instance
-// registers the name. It returns how many rows it flagged.
-func (s *store) flagOrphans(ctx context.Context, known []string, live []string, cutoff, now Millis, limit int) (int, error) {
+// registers the name. It returns the name of each row it flagged.
+func (s *store) flagOrphans(ctx context.Context, known []string, live []string, cutoff, now Millis, limit int) (flagged []string, err error) {
 	where := "task_status IN (0, 2, 4) AND execute_time <= ? AND error_msg NOT LIKE ?"
 	args := []any{cutoff, orphanMsgPrefix + "%"}
 	if len(known) > 0 {
@@ -386,19 +386,20 @@ func (s *store) flagOrphans(ctx context.Context, known []string, live []string, 
 		Name string `db:"task_id"`
 	}
 	if err := s.db.SelectContext(ctx, &rows, "SELECT id, task_id FROM argo_task WHERE "+where+" LIMIT ?", append(args, limit)...); err != nil {
-		return 0, err
+		return nil, err
 	}
-	n := 0
 	for _, r := range rows {
 		msg := fmt.Sprintf("%s%q on any live instance (%s): deploy code that registers it (for generated code, call its ArgoRegister function), or discard the task with argoctl; it keeps its attempts and runs once a handler exists",
 			orphanMsgPrefix, r.Name, strings.Join(live, ", "))
 		c, err := s.exec(ctx, "UPDATE "+s.byID()+" SET error_msg = ? WHERE id = ? AND task_status IN (0, 2, 4) AND task_id = ?", sanitizeErrorText(msg), r.ID, r.Name)
 		if err != nil {
-			return n, err
+			return flagged, err
 		}
-		n += int(c)
+		if c > 0 {
+			flagged = append(flagged, r.Name)
+		}
 	}
-	return n, nil
+	return flagged, nil
 }
 
 // knownTaskNames returns the union of the task names of instances that

@@ -1,0 +1,30 @@
+package runtime
+
+import "context"
+
+// deadHold is the retries one gone instance still holds: how many, and when
+// the last of its holds runs out.
+type deadHold struct {
+	Owner string `db:"lease_owner"`
+	Tasks int    `db:"tasks"`
+	Until Millis `db:"until_ms"`
+}
+
+// deadHolds returns, per owner, the held retries (retrying, leased, the
+// hold not run out at now) of instances that have not heartbeated since
+// cutoff. self counts as gone: at Start, a hold of self is one of a previous
+// run of this instance, which nothing starts before it runs out. Sorted by
+// owner.
+//
+// Bounded: the range (task_status = 2, lease_until > now) of idx_lease holds
+// only live holds, at most 10,000 per instance that held them within the
+// last RetryHold + LeaseDuration, and the result has one row per such
+// instance.
+func (s *store) deadHolds(ctx context.Context, self string, cutoff, now Millis) ([]deadHold, error) {
+	var rows []deadHold
+	err := s.db.SelectContext(ctx, &rows, "SELECT lease_owner, COUNT(*) AS tasks, MAX(lease_until) AS until_ms FROM argo_task"+
+		" WHERE task_status = 2 AND lease_until > ?"+
+		" AND lease_owner NOT IN (SELECT instance_id FROM argo_instance WHERE heartbeat_at >= ? AND instance_id <> ?)"+
+		" GROUP BY lease_owner ORDER BY lease_owner", now, cutoff, self)
+	return rows, err
+}
