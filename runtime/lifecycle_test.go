@@ -245,20 +245,7 @@ func TestStopCancelsSyncAttempt(t *testing.T) {
 		if err := rt.Register(def); err != nil {
 			t.Fatal(err)
 		}
-		type result struct {
-			id  int64
-			err error
-		}
-		res := make(chan result, 1)
-		go func() {
-			id, err := rt.Submit(context.Background(), Call{Task: def, Args: []byte(`{}`)})
-			res <- result{id, err}
-		}()
-		select {
-		case <-started:
-		case <-time.After(5 * time.Second):
-			t.Fatal("the sync attempt did not start within 5s")
-		}
+		res := submitSyncStarted(t, rt, def, started)
 		began := time.Now()
 		if err := rt.Stop(context.Background()); err != nil {
 			t.Fatalf("Stop: %v", err)
@@ -266,7 +253,7 @@ func TestStopCancelsSyncAttempt(t *testing.T) {
 		if took := time.Since(began); took > cfg.ShutdownTimeout+2*time.Second {
 			t.Fatalf("Stop took %s with ShutdownTimeout %s", took, cfg.ShutdownTimeout)
 		}
-		var r result
+		var r submitResult
 		select {
 		case r = <-res:
 		case <-time.After(5 * time.Second):
@@ -549,24 +536,11 @@ func TestLostLeaseToldToSyncCaller(t *testing.T) {
 		if err := rt.Register(def); err != nil {
 			t.Fatal(err)
 		}
-		type result struct {
-			id  int64
-			err error
-		}
-		res := make(chan result, 1)
-		go func() {
-			id, err := rt.Submit(context.Background(), Call{Task: def, Args: []byte(`{}`)})
-			res <- result{id, err}
-		}()
-		select {
-		case <-started:
-		case <-time.After(5 * time.Second):
-			t.Fatal("the sync attempt did not start within 5s")
-		}
+		res := submitSyncStarted(t, rt, def, started)
 		if _, err := db.Exec("UPDATE argo_task SET lease_owner = 'thief', lease_until = ? WHERE task_id = 'sync-stolen'", toMillis(time.Now().Add(time.Hour))); err != nil {
 			t.Fatal(err)
 		}
-		var r result
+		var r submitResult
 		select {
 		case r = <-res:
 		case <-time.After(5 * time.Second):
@@ -649,4 +623,28 @@ func TestHeldRetryWaitingForWorkerKeepsLease(t *testing.T) {
 			t.Fatalf("execute_times %d, history %+v, %v: want attempt 1 failed, attempt 2 succeeded, nothing rescued", task.ExecuteTimes, atts, err)
 		}
 	})
+}
+
+// submitResult is what a Submit run on its own goroutine returned.
+type submitResult struct {
+	id  int64
+	err error
+}
+
+// submitSyncStarted submits a call of the sync task def on its own goroutine
+// and waits (5 s at most) until its attempt signals started; the Submit's
+// result arrives on the returned channel.
+func submitSyncStarted(t *testing.T, rt *Runtime, def *TaskDef, started <-chan struct{}) <-chan submitResult {
+	t.Helper()
+	res := make(chan submitResult, 1)
+	go func() {
+		id, err := rt.Submit(context.Background(), Call{Task: def, Args: []byte(`{}`)})
+		res <- submitResult{id, err}
+	}()
+	select {
+	case <-started:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the sync attempt did not start within 5s")
+	}
+	return res
 }
