@@ -108,14 +108,28 @@ echo "==> $(go version) on $(uname -sm), $(nproc 2>/dev/null || echo '?') cores"
 
 is_root() { [[ $(id -u) -eq 0 ]]; }
 
+# Another apt or dpkg run (unattended upgrades on a fresh machine) holds the
+# package locks: wait for it instead of failing. DPkg::Lock::Timeout makes
+# apt-get wait for the dpkg lock; `apt-get update` is retried while the
+# package lists are locked, for up to APT_LOCK_WAIT seconds in all.
+APT_LOCK_WAIT=${APT_LOCK_WAIT:-600}
 APT_UPDATED=""
 apt_install() {
 	export DEBIAN_FRONTEND=noninteractive
+	local waited=0
 	if [[ -z "$APT_UPDATED" ]]; then
-		apt-get update -q </dev/null
+		until apt-get -o DPkg::Lock::Timeout="$APT_LOCK_WAIT" update -q </dev/null; do
+			if ((waited >= APT_LOCK_WAIT)); then
+				echo "apt-get update kept failing for ${APT_LOCK_WAIT}s" >&2
+				return 1
+			fi
+			echo "apt-get update failed (another apt or dpkg run holds its lock?); trying again in 10s" >&2
+			sleep 10
+			waited=$((waited + 10))
+		done
 		APT_UPDATED=1
 	fi
-	apt-get install -y -q --no-install-recommends "$@" </dev/null
+	apt-get -o DPkg::Lock::Timeout="$APT_LOCK_WAIT" install -y -q --no-install-recommends "$@" </dev/null
 }
 
 # -race needs cgo and a C compiler (without one, go quietly turns cgo off).
