@@ -8,7 +8,7 @@
 //	argogen init [-output argo_tasks.go] [-package name] [dir]
 //
 // With no dir it works in the current directory, which is where
-// `//go:generate argogen` runs it. An argument containing "..." is a package
+// `//go:generate go tool argogen` runs it. An argument containing "..." is a package
 // pattern as the go command reads it (argogen -check ./... in CI): every
 // matched package with an argo directive, a near-miss of one, or a generated
 // file is processed; the others need nothing. Exit status: 0 done, 1 user

@@ -142,7 +142,7 @@ func TestInit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"package billing", "//go:generate argogen", "//argo:retry "} {
+	for _, want := range []string{"package billing", "//go:generate go tool argogen", "//argo:retry "} {
 		if !strings.Contains(string(src), want) {
 			t.Errorf("starter file lacks %q", want)
 		}
