@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -91,7 +93,7 @@ func TestReadmeAdoption(t *testing.T) {
 	dir := t.TempDir()
 	env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOSUMDB=off", "GOWORK=off")
 
-	filesWritten := false
+	filesWritten, ranProgram, ranStats := false, false, false
 	for _, args := range steps.commands {
 		if args[0] != "go" {
 			t.Fatalf("README command %q: the test runs only go commands", strings.Join(args, " "))
@@ -108,18 +110,27 @@ func TestReadmeAdoption(t *testing.T) {
 			}
 			filesWritten = true
 		}
-		if args[1] == "run" {
+		if slices.Equal(args, []string{"go", "run", "."}) {
 			runUntilInterrupted(t, dir, env, args)
+			ranProgram = true
 			continue
 		}
 		cmd := exec.Command(args[0], args[1:]...)
 		cmd.Dir, cmd.Env = dir, env
-		if out, err := cmd.CombinedOutput(); err != nil {
+		out, err := cmd.CombinedOutput()
+		if err != nil {
 			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
 		}
+		if slices.Contains(args, "stats") {
+			// argoctl stats after the run: the one call succeeded.
+			if !regexp.MustCompile(`(?m)^succeeded +1$`).Match(out) {
+				t.Errorf("%s: no \"succeeded 1\" line:\n%s", strings.Join(args, " "), out)
+			}
+			ranStats = true
+		}
 	}
-	if !filesWritten {
-		t.Fatal("README's commands have no go generate or go run")
+	if !filesWritten || !ranProgram || !ranStats {
+		t.Fatal("README's commands lack go generate, go run . or argoctl stats")
 	}
 	mod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
 	if err != nil {
