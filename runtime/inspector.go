@@ -17,6 +17,9 @@ type Inspector struct {
 	// Now is the clock used for "now" (requeue and discard times, stats
 	// windows and lag). Default time.Now; tests set a fixed clock.
 	Now func() time.Time
+	// Operator is who a requeue is recorded as having been made by
+	// (argo_task_attempt.worker, at most 128 characters). Default "inspector".
+	Operator string
 }
 
 // NewInspector wraps an open database handle of the given dialect.
@@ -46,11 +49,9 @@ func (in *Inspector) Attempts(ctx context.Context, id int64) ([]Attempt, error) 
 	return in.store.attempts(ctx, id)
 }
 
-// Requeue moves a dead or discarded task back to pending with a fresh
-// attempt budget, due now. Any other state is refused with a
-// *TransitionError (WF_STATE_TRANSITION_INVALID).
+// Requeue is RequeueWithReason without a reason.
 func (in *Inspector) Requeue(ctx context.Context, id int64) error {
-	return in.store.requeue(ctx, id, toMillis(in.now()))
+	return in.RequeueWithReason(ctx, id, "")
 }
 
 // Discard ends a pending, retrying, exhausted or dead task; reason is
@@ -83,6 +84,8 @@ func (in *Inspector) CountByState(ctx context.Context) (map[State]int, error) {
 type Filter struct {
 	States        []State   // task_status IN States
 	Name          string    // task_id (the task name), exactly
+	NameSuffix    string    // the name or its end after '/' or '.' (MatchTaskName)
+	Names         []string  // task_id IN Names
 	Shard         *int      // shard_key
 	Since, Until  time.Time // Since <= gmt_modified < Until (last state change)
 	ErrorContains string    // in error_msg or fallback_error_msg, case-insensitive
@@ -93,7 +96,7 @@ type Filter struct {
 // Empty reports whether f has no criteria, so that it would match every
 // task. argoctl refuses to change rows by an empty filter without --all.
 func (f Filter) Empty() bool {
-	return len(f.States) == 0 && f.Name == "" && f.Shard == nil && f.Since.IsZero() && f.Until.IsZero() && f.ErrorContains == "" && len(f.IDs) == 0
+	return len(f.States) == 0 && f.Name == "" && f.NameSuffix == "" && len(f.Names) == 0 && f.Shard == nil && f.Since.IsZero() && f.Until.IsZero() && f.ErrorContains == "" && len(f.IDs) == 0
 }
 
 // where renders f's criteria as a WHERE clause ("1=1" when empty) and its
@@ -109,6 +112,11 @@ func (f Filter) where() (string, []any) {
 	if f.Name != "" {
 		conds = append(conds, "task_id = ?")
 		args = append(args, f.Name)
+	}
+	if len(f.Names) > 0 {
+		in, a := inList(f.Names)
+		conds = append(conds, "task_id IN "+in)
+		args = append(args, a...)
 	}
 	if f.Shard != nil {
 		conds = append(conds, "shard_key = ?")
@@ -157,6 +165,10 @@ func (f Filter) paging() (string, []any) {
 
 // List returns the tasks f selects, newest id first, paged by f.Limit and f.Offset.
 func (in *Inspector) List(ctx context.Context, f Filter) ([]*Task, error) {
+	f, err := in.resolveNames(ctx, f)
+	if err != nil {
+		return nil, err
+	}
 	where, args := f.where()
 	page, pargs := f.paging()
 	var out []*Task
@@ -168,6 +180,10 @@ func (in *Inspector) List(ctx context.Context, f Filter) ([]*Task, error) {
 
 // Count returns how many tasks f selects, ignoring Limit and Offset.
 func (in *Inspector) Count(ctx context.Context, f Filter) (int, error) {
+	f, err := in.resolveNames(ctx, f)
+	if err != nil {
+		return 0, err
+	}
 	where, args := f.where()
 	var n int
 	if err := in.store.db.GetContext(ctx, &n, "SELECT COUNT(*) FROM argo_task WHERE "+where, args...); err != nil {
@@ -311,6 +327,10 @@ func restrict(f Filter, allowed []State) Filter {
 
 // ids returns the ids f selects, newest first.
 func (in *Inspector) ids(ctx context.Context, f Filter) ([]int64, error) {
+	f, err := in.resolveNames(ctx, f)
+	if err != nil {
+		return nil, err
+	}
 	where, args := f.where()
 	page, pargs := f.paging()
 	var ids []int64
@@ -327,7 +347,18 @@ func (in *Inspector) ids(ctx context.Context, f Filter) ([]int64, error) {
 // An empty Filter matches every dead and discarded task: callers that take
 // filters from users should refuse it unless asked explicitly.
 func (in *Inspector) RequeueWhere(ctx context.Context, f Filter, dryRun bool) (int, error) {
-	return in.changeWhere(ctx, restrict(f, requeueFrom), dryRun, in.Requeue)
+	return in.RequeueWhereWithReason(ctx, f, "", dryRun)
+}
+
+// RequeueWhereWithReason is RequeueWhere recording reason with each
+// requeue, as RequeueWithReason does.
+func (in *Inspector) RequeueWhereWithReason(ctx context.Context, f Filter, reason string, dryRun bool) (int, error) {
+	if err := checkOperatorText("requeue reason", reason); err != nil {
+		return 0, err
+	}
+	return in.changeWhere(ctx, restrict(f, requeueFrom), dryRun, func(ctx context.Context, id int64) error {
+		return in.RequeueWithReason(ctx, id, reason)
+	})
 }
 
 // DiscardWhere discards (as Discard does, with reason) every pending,

@@ -497,10 +497,10 @@ func (s *store) attempts(ctx context.Context, id int64) ([]Attempt, error) {
 }
 
 // requeue moves a dead or discarded task back to pending with a fresh
-// attempt budget, due at now.
+// attempt budget, due at now, recorded without a reason or operator
+// (requeueRecorded).
 func (s *store) requeue(ctx context.Context, id int64, now Millis) error {
-	n, err := s.exec(ctx, "UPDATE "+s.byID()+" SET task_status = 0, execute_times = 0, execute_time = ?, fallback_error_msg = '', discard_reason = '', lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND task_status IN (7, 8)", now, now, id)
-	return s.stateChanged(ctx, id, StatePending, n, err)
+	return s.requeueRecorded(ctx, id, "", "", now)
 }
 
 // discard ends a pending, retrying, exhausted or dead task with a reason.

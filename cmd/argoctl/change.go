@@ -25,12 +25,14 @@ func change(e *env, verb string, args []string) error {
 	var reason *string
 	if verb == "discard" {
 		reason = fs.String("reason", "", "why (required; recorded in discard_reason)")
+	} else {
+		reason = fs.String("reason", "", "why (optional; recorded with who and when in the task's history, shown by argoctl show)")
 	}
 	pos, err := parse(e, fs, args)
 	if err != nil {
 		return err
 	}
-	if reason != nil && strings.TrimSpace(*reason) == "" {
+	if verb == "discard" && strings.TrimSpace(*reason) == "" {
 		return usagef("discard needs -reason TEXT (it is recorded with the task)")
 	}
 	ids, err := parseIDs(pos)
@@ -55,7 +57,7 @@ func change(e *env, verb string, args []string) error {
 			var n int
 			var err error
 			if verb == "requeue" {
-				n, err = in.RequeueWhere(ctx, f, *dryRun)
+				n, err = in.RequeueWhereWithReason(ctx, f, *reason, *dryRun)
 			} else {
 				n, err = in.DiscardWhere(ctx, f, *reason, *dryRun)
 			}
@@ -123,14 +125,13 @@ func changeOne(ctx context.Context, in *runtime.Inspector, verb string, id int64
 		if err != nil {
 			return err
 		}
-		to := runtime.StatePending
-		if verb == "discard" {
-			to = runtime.StateDiscarded
+		if verb == "requeue" {
+			return runtime.CheckRequeue(id, t.State)
 		}
-		return runtime.CheckTransition(id, t.State, to)
+		return runtime.CheckTransition(id, t.State, runtime.StateDiscarded)
 	}
 	if verb == "requeue" {
-		return in.Requeue(ctx, id)
+		return in.RequeueWithReason(ctx, id, *reason)
 	}
 	return in.Discard(ctx, id, *reason)
 }

@@ -17,7 +17,9 @@ type filterFlags struct {
 
 func (f *filterFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.states, "state", "", "states, comma separated: "+strings.Join(stateNames(), ","))
-	fs.StringVar(&f.name, "name", "", "task name, exactly")
+	fs.StringVar(&f.name, "name", "", "task name: the full name, or its end after a / or . (Systems.PrintLabel, PrintLabel);\n"+
+		"an end that several names share matches all of them; a full name that exists matches only itself;\n"+
+		"=NAME matches NAME exactly and nothing else")
 	fs.IntVar(&f.shard, "shard", -1, "shard key")
 	fs.StringVar(&f.since, "since", "", "last changed at or after: a duration ago (1h, 30m) or an RFC 3339 time")
 	fs.StringVar(&f.until, "until", "", "last changed before: a duration ago or an RFC 3339 time")
@@ -43,7 +45,14 @@ func (f *filterFlags) filter() (runtime.Filter, error) {
 			out.States = append(out.States, s)
 		}
 	}
-	out.Name = f.name
+	if exact, ok := strings.CutPrefix(f.name, "="); ok {
+		if exact == "" {
+			return out, usagef("-name =: want a task name after the =")
+		}
+		out.Name = exact
+	} else {
+		out.NameSuffix = f.name
+	}
 	if f.shard >= 0 {
 		shard := f.shard
 		out.Shard = &shard

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/argo-retry/argo/runtime"
 )
@@ -13,6 +14,7 @@ func cmdList(e *env, args []string) error {
 	ff.register(fs)
 	limit := fs.Int("limit", 50, "most tasks to show")
 	offset := fs.Int("offset", 0, "tasks to skip (paging)")
+	wide := fs.Bool("wide", false, "full task names and times, errors up to 60 characters (lines may pass "+strconv.Itoa(listWidth)+" columns)")
 	pos, err := parse(e, fs, args)
 	if err != nil {
 		return err
@@ -49,12 +51,11 @@ func cmdList(e *env, args []string) error {
 			}
 			return writeJSON(e.stdout, out)
 		}
-		w := newTable(e.stdout)
-		row(w, "ID", "TASK", "STATE", "ATTEMPTS", "SHARD", "DUE", "MODIFIED", "ERROR")
-		for _, t := range tasks {
-			row(w, t.ID, t.Name, t.State, attempts(t), t.ShardKey, fmtMillis(t.ExecuteTime), fmtMillis(t.GmtModified), cell(t.ErrorMsg, 60))
+		if *wide {
+			writeWideList(e, tasks)
+		} else {
+			writeNarrowList(e, tasks)
 		}
-		w.Flush()
 		switch {
 		case len(tasks) == 0:
 			fmt.Fprintf(e.stdout, "no tasks of %d matching\n", total)
@@ -63,4 +64,14 @@ func cmdList(e *env, args []string) error {
 		}
 		return nil
 	})
+}
+
+// writeWideList is list -wide: full names and times.
+func writeWideList(e *env, tasks []*runtime.Task) {
+	w := newTable(e.stdout)
+	row(w, "ID", "TASK", "STATE", "ATTEMPTS", "SHARD", "DUE", "MODIFIED", "ERROR")
+	for _, t := range tasks {
+		row(w, t.ID, t.Name, t.State, attempts(t), t.ShardKey, fmtMillis(t.ExecuteTime), fmtMillis(t.GmtModified), cell(t.ErrorMsg, 60))
+	}
+	w.Flush()
 }

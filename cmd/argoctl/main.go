@@ -8,6 +8,7 @@
 //	argoctl list -state dead,retrying -name warehouse.LightOn
 //	argoctl show 42
 //	argoctl requeue -state dead -name warehouse.LightOn --dry-run
+//	argoctl requeue 42 -reason "peripheral firmware fixed"
 //	argoctl discard 42 -reason "slot removed from the wall"
 //
 // The database comes from -dsn or ARGO_DSN ("sqlite:PATH" or

@@ -210,6 +210,7 @@ func TestGoldenTables(t *testing.T) {
 		{"list_since", []string{"list", "-since", "15m"}},
 		{"list_since_rfc3339", []string{"list", "-since", "2025-03-01T10:00:00Z", "-until", "2025-03-01T11:50:00Z"}},
 		{"list_none", []string{"list", "-name", "nope"}},
+		{"list_wide", []string{"list", "-wide"}},
 		{"show_dead", []string{"show", "3"}},
 		{"show_recovered", []string{"show", "6"}},
 		{"show_running_raw_args", []string{"show", "8"}},
@@ -323,7 +324,7 @@ func TestRequeue(t *testing.T) {
 			// Several ids: each is reported; the first failure is the error line.
 			out, errOut, code := ctl(t, b.DSN, "requeue", "1", "5", "--dry-run")
 			if code != 1 || out != "would requeue task 5 (dry run: nothing changed)\n" ||
-				errOut != "argoctl: 1 of 2 tasks not requeued; first: WF_STATE_TRANSITION_INVALID: task 1 cannot go from succeeded to pending (allowed from succeeded: [])\n" {
+				errOut != "argoctl: 1 of 2 tasks not requeued; first: task 1 succeeded: finished tasks cannot be requeued; to run the call again, submit it again (call the wrapper with the same arguments)\n" {
 				t.Fatalf("requeue 1 5 --dry-run: exit %d, stdout %q, stderr %q", code, out, errOut)
 			}
 			failCtl(t, b.DSN, 2, "no task ids and no filter", "requeue")

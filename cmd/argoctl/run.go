@@ -21,16 +21,23 @@ const usageText = `usage: argoctl [-dsn DSN] [-o table|json] [-timeout 30s] COMM
 
 commands:
   stats    [-window 1h]                      counts per state and task, oldest due task, retry and dead rates
-  list     [filters] [-limit 50] [-offset 0] tasks, newest first
-  show     ID                                one task: row, arguments, attempt history
-  requeue  ID... | filters [--all] [--dry-run]
-                                             dead or discarded tasks back to pending, fresh attempt budget
+  list     [filters] [-limit 50] [-offset 0] [-wide]
+                                             tasks, newest first; fits 120 columns (short names, times
+                                             in UTC without the year, errors cut with …); -wide: in full
+  show     ID                                one task: row, arguments, attempt history, last requeue
+  requeue  ID... | filters [-reason TEXT] [--all] [--dry-run]
+                                             dead or discarded tasks back to pending, fresh attempt budget;
+                                             recorded in the history (when, who, the reason if given);
+                                             finished tasks cannot be requeued: submit the call again
   discard  ID... | filters -reason TEXT [--all] [--dry-run]
                                              end pending, retrying, exhausted or dead tasks
   migrate                                    apply the embedded migrations
   version                                    print the version
 
 filters: -state dead,retrying  -name TASK  -shard N  -since 1h|RFC3339  -until 1h|RFC3339  -error TEXT
+  -name TASK: the full task name, or its end after a / or a . (Systems.PrintLabel, PrintLabel,
+  integration.Systems.PrintLabel); an end that several task names share matches all of them; a full
+  name that exists matches only itself; -name =TASK matches TASK exactly and nothing else.
 
 The database is -dsn or $ARGO_DSN: "sqlite:PATH" or "mysql:user:password@tcp(host:3306)/db".
 Global flags may also follow the command.
@@ -48,6 +55,8 @@ type globals struct {
 	dsn     string
 	output  string
 	timeout time.Duration
+	// operator is who requeues are recorded as made by (operatorName).
+	operator string
 }
 
 func (g *globals) register(fs *flag.FlagSet) {
@@ -77,7 +86,7 @@ var commands = map[string]func(e *env, args []string) error{
 
 // run is argoctl without the process: it returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	g := &globals{dsn: getenv("ARGO_DSN"), output: "table", timeout: 30 * time.Second}
+	g := &globals{dsn: getenv("ARGO_DSN"), output: "table", timeout: 30 * time.Second, operator: operatorName(getenv)}
 	fs := newFlagSet("argoctl")
 	g.register(fs)
 	err := fs.Parse(args)
@@ -202,6 +211,7 @@ func open(e *env, wantSchema bool) (*conn, error) {
 	}
 	in := runtime.NewInspector(db, dialect)
 	in.Now = now
+	in.Operator = e.g.operator
 	if wantSchema {
 		if err := in.CheckSchema(pctx); err != nil {
 			db.Close()

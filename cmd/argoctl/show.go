@@ -91,6 +91,7 @@ func writeShow(e *env, t *runtime.Task, atts []runtime.Attempt) {
 	field("error", cell(t.ErrorMsg, 200))
 	field("fallback error", strings.TrimSpace(t.FallbackErrorMsg))
 	field("discard reason", t.DiscardReason)
+	field("last requeue", lastRequeue(atts))
 	w.Flush()
 
 	fmt.Fprintln(e.stdout, "\narguments:")
@@ -117,4 +118,23 @@ func writeShow(e *env, t *runtime.Task, atts []runtime.Attempt) {
 			fmtDuration(a.FinishedAt.Time().Sub(a.StartedAt.Time())), backoff, cell(a.Worker, 30), cell(a.Error, 80))
 	}
 	w.Flush()
+}
+
+// lastRequeue describes the latest requeue in a history: when, by whom,
+// and why; "" when the task was never requeued.
+func lastRequeue(atts []runtime.Attempt) string {
+	for i := len(atts) - 1; i >= 0; i-- {
+		a := atts[i]
+		if a.Kind != runtime.AttemptKindRequeue {
+			continue
+		}
+		s := fmtMillis(a.StartedAt) + " by " + a.Worker
+		if reason := strings.TrimSpace(a.Error); reason != "" {
+			s += ": " + cell(reason, 200)
+		} else {
+			s += " (no reason given)"
+		}
+		return s
+	}
+	return ""
 }

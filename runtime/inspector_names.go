@@ -1,0 +1,60 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// MatchTaskName returns the names among names that pattern selects: the
+// name equal to pattern if there is one; otherwise every name ending in
+// pattern right after a '/' or a '.' (so "Systems.PrintLabel",
+// "PrintLabel" and "integration.Systems.PrintLabel" all select
+// "example.com/warehouse/integration.Systems.PrintLabel"). A short pattern
+// that several names end in selects all of them.
+func MatchTaskName(names []string, pattern string) []string {
+	if pattern == "" {
+		return nil
+	}
+	for _, n := range names {
+		if n == pattern {
+			return []string{n}
+		}
+	}
+	var out []string
+	for _, n := range names {
+		if len(n) > len(pattern) && strings.HasSuffix(n, pattern) {
+			if b := n[len(n)-len(pattern)-1]; b == '/' || b == '.' {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// TaskNames returns the distinct task names in argo_task, sorted.
+func (in *Inspector) TaskNames(ctx context.Context) ([]string, error) {
+	var names []string
+	if err := in.store.db.SelectContext(ctx, &names, "SELECT DISTINCT task_id FROM argo_task ORDER BY task_id"); err != nil {
+		return nil, fmt.Errorf("argo: task names: %w", err)
+	}
+	return names, nil
+}
+
+// resolveNames turns f.NameSuffix into f.Names (MatchTaskName over the
+// names in the table). A suffix that selects no name matches no task.
+func (in *Inspector) resolveNames(ctx context.Context, f Filter) (Filter, error) {
+	if f.NameSuffix == "" {
+		return f, nil
+	}
+	names, err := in.TaskNames(ctx)
+	if err != nil {
+		return f, err
+	}
+	f.Names = MatchTaskName(names, f.NameSuffix)
+	if len(f.Names) == 0 {
+		f.Names = []string{f.NameSuffix} // no such name: match nothing
+	}
+	f.NameSuffix = ""
+	return f, nil
+}

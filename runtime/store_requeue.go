@@ -1,0 +1,58 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// A requeue is recorded in argo_task_attempt as a row of this kind and
+// outcome: attempt is the task's attempt count before the requeue (the
+// count restarts at 0), worker who requeued it, error_msg the reason (empty
+// when none was given), started_at and finished_at when.
+const (
+	AttemptKindRequeue = "requeue"
+	OutcomeRequeued    = "requeued"
+)
+
+// maxWorkerRunes is the width of argo_task_attempt.worker (VARCHAR(128)).
+const maxWorkerRunes = 128
+
+// errRequeueRaced rolls back the record of a requeue whose task changed
+// state between the record and the update.
+var errRequeueRaced = errors.New("argo: requeue raced")
+
+// requeueRecorded moves a dead or discarded task back to pending with a
+// fresh attempt budget, due at now, and records who requeued it and why,
+// in the same transaction.
+func (s *store) requeueRecorded(ctx context.Context, id int64, reason, who string, now Millis) error {
+	if r := []rune(who); len(r) > maxWorkerRunes {
+		who = string(r[:maxWorkerRunes])
+	}
+	var changed int64
+	err := s.write(ctx, func(tx *sqlx.Tx) error {
+		changed = 0
+		// The record first: it reads the attempt count the update resets.
+		res, err := tx.ExecContext(ctx, "INSERT INTO argo_task_attempt (task_pk, attempt, kind, worker, started_at, finished_at, outcome, error_msg, backoff_ms) SELECT id, execute_times, ?, ?, ?, ?, ?, ?, 0 FROM argo_task WHERE id = ? AND task_status IN (7, 8)",
+			AttemptKindRequeue, who, now, now, OutcomeRequeued, sanitizeErrorText(reason), id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil // not dead or discarded: stateChanged says why
+		}
+		res, err = tx.ExecContext(ctx, "UPDATE "+s.byID()+" SET task_status = 0, execute_times = 0, execute_time = ?, fallback_error_msg = '', discard_reason = '', lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND task_status IN (7, 8)", now, now, id)
+		if err != nil {
+			return err
+		}
+		if changed, _ = res.RowsAffected(); changed == 0 {
+			return errRequeueRaced
+		}
+		return nil
+	})
+	if errors.Is(err, errRequeueRaced) {
+		err = nil
+	}
+	return s.stateChanged(ctx, id, StatePending, changed, err)
+}
