@@ -101,15 +101,7 @@ func TestStopKeepsLeaseUntilAttemptReturns(t *testing.T) {
 		if err := rt1.Register(def); err != nil {
 			t.Fatal(err)
 		}
-		id, err := rt1.Submit(context.Background(), Call{Task: def, Args: []byte(`{}`)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case <-started:
-		case <-time.After(5 * time.Second):
-			t.Fatal("the attempt did not start within 5s")
-		}
+		id := submitStarted(t, rt1, def, started)
 		// Only now can the other instance run it (a Submit that meets the
 		// poller mid-claim leaves the task to whichever poller comes next).
 		if err := rt2.Register(def); err != nil {
@@ -182,15 +174,7 @@ func TestLostLeaseCancelsAttempt(t *testing.T) {
 				if err := rt.Register(def); err != nil {
 					t.Fatal(err)
 				}
-				id, err := rt.Submit(context.Background(), Call{Task: def, Args: []byte(`{}`)})
-				if err != nil {
-					t.Fatal(err)
-				}
-				select {
-				case <-started:
-				case <-time.After(5 * time.Second):
-					t.Fatal("the attempt did not start within 5s")
-				}
+				id := submitStarted(t, rt, def, started)
 				theirs := toMillis(time.Now().Add(time.Hour))
 				if _, err := db.Exec(steal.query, theirs, id); err != nil {
 					t.Fatal(err)
@@ -301,19 +285,11 @@ func TestStopNamesAttemptThatIgnoresCancellation(t *testing.T) {
 	if err := rt.Register(def); err != nil {
 		t.Fatal(err)
 	}
-	id, err := rt.Submit(context.Background(), Call{Task: def, Args: []byte(`{}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-started:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the attempt did not start within 5s")
-	}
+	id := submitStarted(t, rt, def, started)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	began := time.Now()
-	err = rt.Stop(ctx)
+	err := rt.Stop(ctx)
 	took := time.Since(began)
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("task %d (stubborn) attempt 1", id)) {
 		t.Fatalf("Stop = %v, want an error naming task %d (stubborn) attempt 1", err, id)
@@ -483,15 +459,7 @@ func TestNoRescueRightAfterOutage(t *testing.T) {
 		if err := rt.Register(def); err != nil {
 			t.Fatal(err)
 		}
-		id, err := rt.Submit(context.Background(), Call{Task: def, Args: []byte(`{}`)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case <-started:
-		case <-time.After(5 * time.Second):
-			t.Fatal("the attempt did not start within 5s")
-		}
+		id := submitStarted(t, rt, def, started)
 		// An outage as long as a lease: renewals missed, the lease lapsed.
 		// (Set under the lock at once: the poller may end it any moment.)
 		rt.health.mu.Lock()
@@ -647,4 +615,20 @@ func submitSyncStarted(t *testing.T, rt *Runtime, def *TaskDef, started <-chan s
 		t.Fatal("the sync attempt did not start within 5s")
 	}
 	return res
+}
+
+// submitStarted submits a call of def and waits (5 s at most) until its
+// attempt signals started; it returns the task id.
+func submitStarted(t *testing.T, rt *Runtime, def *TaskDef, started <-chan struct{}) int64 {
+	t.Helper()
+	id, err := rt.Submit(context.Background(), Call{Task: def, Args: []byte(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-started:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the attempt did not start within 5s")
+	}
+	return id
 }
