@@ -42,8 +42,8 @@ func TestListWidthMultiByte(t *testing.T) {
 	for _, b := range testdb.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			seedLongNames(t, b.DSN, map[int64]string{
-				31: examples + "warehouse/integration.仓库.点亮货位指示灯并等待确认",
-				32: examples + "warehouse/integration.Systems.CallTruckToTheLoadingDock",
+				31:                        examples + "warehouse/integration.仓库.点亮货位指示灯并等待确认",
+				32:                        examples + "warehouse/integration.Systems.CallTruckToTheLoadingDock",
 				9_000_000_000_000_000_001: examples + "warehouse/integration.Systems.PrintLabel",
 			}, multiByteError)
 			out := mustCtl(t, b.DSN, "list")
