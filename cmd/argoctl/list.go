@@ -14,7 +14,7 @@ func cmdList(e *env, args []string) error {
 	ff.register(fs)
 	limit := fs.Int("limit", 50, "most tasks to show")
 	offset := fs.Int("offset", 0, "tasks to skip (paging)")
-	wide := fs.Bool("wide", false, "full task names and times, errors up to 60 characters (lines may pass "+strconv.Itoa(listWidth)+" columns)")
+	wide := fs.Bool("wide", false, "full task names and times, whole errors (lines may pass "+strconv.Itoa(listWidth)+" columns)")
 	pos, err := parse(e, fs, args)
 	if err != nil {
 		return err
@@ -64,14 +64,4 @@ func cmdList(e *env, args []string) error {
 		}
 		return nil
 	})
-}
-
-// writeWideList is list -wide: full names and times.
-func writeWideList(e *env, tasks []*runtime.Task) {
-	w := newTable(e.stdout)
-	row(w, "ID", "TASK", "STATE", "ATTEMPTS", "SHARD", "DUE", "MODIFIED", "ERROR")
-	for _, t := range tasks {
-		row(w, t.ID, t.Name, t.State, attempts(t), t.ShardKey, fmtMillis(t.ExecuteTime), fmtMillis(t.GmtModified), cell(t.ErrorMsg, 60))
-	}
-	w.Flush()
 }

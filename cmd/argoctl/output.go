@@ -54,17 +54,9 @@ func fmtWindow(d time.Duration) string {
 
 func fmtPercent(r float64) string { return strconv.FormatFloat(100*r, 'f', 1, 64) + "%" }
 
-// cell makes text fit one table cell: one line, at most n runes.
-func cell(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if s == "" {
-		return "-"
-	}
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
+// cell makes text fit one table cell: one line (oneLineText), at most n
+// terminal columns (cutToWidth).
+func cell(s string, n int) string { return cutToWidth(oneLineText(s), n) }
 
 func attempts(t *runtime.Task) string {
 	if t.MaxAttempts == 0 {

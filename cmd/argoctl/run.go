@@ -207,7 +207,7 @@ func open(e *env, wantSchema bool) (*conn, error) {
 	defer cancel()
 	if err := db.PingContext(pctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("database unreachable (%s): %w", runtime.RedactDSN(e.g.dsn), err)
+		return nil, connectError(e.g.dsn, err)
 	}
 	in := runtime.NewInspector(db, dialect)
 	in.Now = now
