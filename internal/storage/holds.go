@@ -1,4 +1,4 @@
-package runtime
+package storage
 
 import (
 	"cmp"
@@ -14,7 +14,7 @@ import (
 // it after the hold ran out): exactly the rows this call changed. No
 // statement reads through a secondary index, so the start locks only the
 // rows it starts.
-func (s *store) startHeld(ctx context.Context, owner string, holds []heldStart, leaseUntil, now Millis) (started []bool, err error) {
+func (s *Store) StartHeld(ctx context.Context, owner string, holds []HeldStart, leaseUntil, now Millis) (started []bool, err error) {
 	started = make([]bool, len(holds))
 	if len(holds) == 0 {
 		return started, nil
@@ -24,13 +24,13 @@ func (s *store) startHeld(ctx context.Context, owner string, holds []heldStart, 
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(holds[a].id, holds[b].id) })
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(holds[a].ID, holds[b].ID) })
 	rows := make([][]any, len(holds))
 	for k, i := range order {
 		h := holds[i]
-		rows[k] = []any{leaseUntil, now, h.id, h.shard, owner, h.attempt, h.holdUntil}
+		rows[k] = []any{leaseUntil, now, h.ID, h.Shard, owner, h.Attempt, h.HoldUntil}
 	}
-	changed, err := s.execRowwise(ctx, heldStartSQL(s), rows)
+	changed, err := s.execRowwise(ctx, s.HeldStartSQL(), rows)
 	if err != nil {
 		return nil, err
 	}
@@ -40,28 +40,28 @@ func (s *store) startHeld(ctx context.Context, owner string, holds []heldStart, 
 	return started, nil
 }
 
-// heldStartSQL starts one held retry: arguments lease_until, now, then the
-// fence (id, shard, owner, attempt, hold).
-func heldStartSQL(s *store) string {
+// HeldStartSQL starts one held retry: arguments lease_until, now, then the
+// Fence (id, shard, owner, attempt, hold).
+func (s *Store) HeldStartSQL() string {
 	return "UPDATE " + s.byID() + " SET execute_times = execute_times + 1, task_status = 1, lease_until = ?, gmt_modified = ? WHERE id = ? AND shard_key = ? AND task_status = 2 AND lease_owner = ? AND execute_times = ? AND lease_until = ?"
 }
 
-// heldStart fences the start of one held retry.
-type heldStart struct {
-	id        int64
-	shard     int
-	attempt   int    // execute_times of the failed attempt
-	holdUntil Millis // lease_until written with the hold
+// HeldStart fences the start of one held retry.
+type HeldStart struct {
+	ID        int64
+	Shard     int
+	Attempt   int    // execute_times of the failed attempt
+	HoldUntil Millis // lease_until written with the hold
 }
 
 // releaseHolds gives held retries back to every instance (at Stop): they
 // stay retrying and due, with no owner. By primary key: only those rows
 // are locked.
-func (s *store) releaseHolds(ctx context.Context, owner string, ids []int64) error {
+func (s *Store) ReleaseHolds(ctx context.Context, owner string, ids []int64) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	in, args := inList(ids)
+	in, args := InList(ids)
 	_, err := s.exec(ctx, "UPDATE "+s.byID()+" SET lease_owner = '', lease_until = 0 WHERE task_status = 2 AND lease_owner = ? AND id IN "+in, append([]any{owner}, args...)...)
 	return err
 }

@@ -1,4 +1,4 @@
-package runtime
+package storage
 
 import (
 	"cmp"
@@ -24,25 +24,25 @@ import (
 const claimRounds = 3
 
 // claimFenceSQL takes one candidate (see claimCandidates for its arguments).
-func (s *store) claimFenceSQL() string {
+func (s *Store) ClaimFenceSQL() string {
 	return "UPDATE " + s.byID() + " SET " + claimSet + " WHERE id = ? AND task_status = ? AND execute_times = ? AND execute_time <= ? AND lease_until <= ?"
 }
 
 // claimMySQL claims up to limit rows matching where (with args, in due
 // order) and returns them as claimed, oldest due first.
-func (s *store) claimMySQL(ctx context.Context, owner string, now, dueBy, leaseUntil Millis, limit int, where, order string, args []any) ([]*Task, error) {
+func (s *Store) claimMySQL(ctx context.Context, owner string, now, dueBy, leaseUntil Millis, limit int, where, order string, args []any) ([]*Task, error) {
 	var won []*Task
 	for round := 0; round < claimRounds && len(won) < limit; round++ {
 		want := limit - len(won)
 		var cands []*Task
-		q := "SELECT " + taskColumns + " FROM argo_task WHERE " + where + " ORDER BY " + order + " LIMIT ?"
+		q := "SELECT " + TaskColumns + " FROM argo_task WHERE " + where + " ORDER BY " + order + " LIMIT ?"
 		if err := s.db.SelectContext(ctx, &cands, q, append(slices.Clip(args), want)...); err != nil {
 			if len(won) > 0 {
 				break // keep what this claim took; the next claim meets the error
 			}
 			return nil, err
 		}
-		took, err := s.takeCandidates(ctx, owner, now, dueBy, leaseUntil, cands)
+		took, err := s.TakeCandidates(ctx, owner, now, dueBy, leaseUntil, cands)
 		if err != nil {
 			if len(won) > 0 {
 				break
@@ -75,7 +75,7 @@ func (s *store) claimMySQL(ctx context.Context, owner string, now, dueBy, leaseU
 // exact only when it changes every candidate; otherwise, and on the
 // transaction path, each is taken with its own claimFenceSQL (execRowwise),
 // in id order.
-func (s *store) takeCandidates(ctx context.Context, owner string, now, dueBy, leaseUntil Millis, cands []*Task) ([]*Task, error) {
+func (s *Store) TakeCandidates(ctx context.Context, owner string, now, dueBy, leaseUntil Millis, cands []*Task) ([]*Task, error) {
 	if len(cands) == 0 {
 		return nil, nil
 	}
@@ -83,7 +83,7 @@ func (s *store) takeCandidates(ctx context.Context, owner string, now, dueBy, le
 	slices.SortFunc(byID, func(a, b *Task) int { return cmp.Compare(a.ID, b.ID) })
 	if s.onetripDB() != nil {
 		all, err := s.takeAllOnetrip(ctx, owner, now, dueBy, leaseUntil, byID)
-		if err != nil && !isRetryableLockError(err) {
+		if err != nil && !IsRetryableLockError(err) {
 			return nil, err
 		}
 		if all {
@@ -94,7 +94,7 @@ func (s *store) takeCandidates(ctx context.Context, owner string, now, dueBy, le
 	for i, t := range byID {
 		rows[i] = []any{owner, leaseUntil, now, t.ID, t.State, t.ExecuteTimes, dueBy, now}
 	}
-	changed, err := s.execRowwise(ctx, s.claimFenceSQL(), rows)
+	changed, err := s.execRowwise(ctx, s.ClaimFenceSQL(), rows)
 	if err != nil {
 		return nil, err
 	}
@@ -109,12 +109,12 @@ func (s *store) takeCandidates(ctx context.Context, owner string, now, dueBy, le
 
 // takeAllOnetrip runs, in one READ COMMITTED transaction on the onetrip
 // pool, one UPDATE by primary key of every candidate with each row's own
-// fence (claimFenceSQL's, as a tuple list), and commits it only if it
+// Fence (claimFenceSQL's, as a tuple list), and commits it only if it
 // changed every candidate: then this claim took them all, exactly. If any
 // candidate had changed (another claimer took it), the transaction is
 // rolled back, all is false, and the caller takes the candidates row by
 // row. Two round trips: the UPDATE, then COMMIT or ROLLBACK.
-func (s *store) takeAllOnetrip(ctx context.Context, owner string, now, dueBy, leaseUntil Millis, byID []*Task) (all bool, err error) {
+func (s *Store) takeAllOnetrip(ctx context.Context, owner string, now, dueBy, leaseUntil Millis, byID []*Task) (all bool, err error) {
 	ids := make([]int64, len(byID))
 	var tuples []string
 	var targs []any
@@ -123,8 +123,8 @@ func (s *store) takeAllOnetrip(ctx context.Context, owner string, now, dueBy, le
 		tuples = append(tuples, "(?, ?, ?)")
 		targs = append(targs, t.ID, t.State, t.ExecuteTimes)
 	}
-	in, idArgs := inList(ids)
-	q := "SET TRANSACTION ISOLATION LEVEL " + rowwiseIsolation + "; START TRANSACTION; UPDATE " + s.byID() + " SET " + claimSet +
+	in, idArgs := InList(ids)
+	q := "SET TRANSACTION ISOLATION LEVEL " + RowwiseIsolation + "; START TRANSACTION; UPDATE " + s.byID() + " SET " + claimSet +
 		" WHERE id IN " + in + " AND (id, task_status, execute_times) IN (" + strings.Join(tuples, ", ") + ") AND execute_time <= ? AND lease_until <= ?"
 	args := append(append(append([]any{owner, leaseUntil, now}, idArgs...), targs...), dueBy, now)
 	conn, err := s.onetrip.Conn(ctx)

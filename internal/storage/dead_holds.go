@@ -1,10 +1,10 @@
-package runtime
+package storage
 
 import "context"
 
-// deadHold is the retries one gone instance still holds: how many, and when
+// DeadHold is the retries one gone instance still holds: how many, and when
 // the last of its holds runs out.
-type deadHold struct {
+type DeadHold struct {
 	Owner string `db:"lease_owner"`
 	Tasks int    `db:"tasks"`
 	Until Millis `db:"until_ms"`
@@ -20,8 +20,8 @@ type deadHold struct {
 // only live holds, at most 10,000 per instance that held them within the
 // last RetryHold + LeaseDuration, and the result has one row per such
 // instance.
-func (s *store) deadHolds(ctx context.Context, self string, cutoff, now Millis) ([]deadHold, error) {
-	var rows []deadHold
+func (s *Store) DeadHolds(ctx context.Context, self string, cutoff, now Millis) ([]DeadHold, error) {
+	var rows []DeadHold
 	err := s.db.SelectContext(ctx, &rows, "SELECT lease_owner, COUNT(*) AS tasks, MAX(lease_until) AS until_ms FROM argo_task"+
 		" WHERE task_status = 2 AND lease_until > ?"+
 		" AND lease_owner NOT IN (SELECT instance_id FROM argo_instance WHERE heartbeat_at >= ? AND instance_id <> ?)"+

@@ -1,4 +1,4 @@
-package runtime
+package storage
 
 import (
 	"context"
@@ -23,23 +23,23 @@ import (
 // after the server committed: such a write is resolved, never guessed, by
 // running it again in a form whose second run is harmless and tells which
 // happened (the fences and the submit token make every argo write
-// idempotent), then reading back what the fence alone cannot say.
+// idempotent), then reading back what the Fence alone cannot say.
 
-// submitResolveFloor is the least time given to resolving a submit whose
+// SubmitResolveFloor is the least time given to resolving a submit whose
 // outcome is unknown, however close the caller's deadline (a submit with a
 // 0 ms deadline still gets a true answer). Longer caller deadlines are used
 // in full.
-const submitResolveFloor = 5 * time.Second
+const SubmitResolveFloor = 5 * time.Second
 
 // maxSubmitLockTries bounds the tries of a submit refused by lock conflicts
 // (deadlock, lock wait timeout, certification failure), which roll the
 // INSERT back and are retried with jittered backoff before the caller sees them.
 const maxSubmitLockTries = 10
 
-// newSubmitToken returns the identity of one submit: 8 bytes of Unix
+// NewSubmitToken returns the identity of one submit: 8 bytes of Unix
 // milliseconds (big-endian, so new tokens land at the end of the index),
 // then 8 random bytes.
-func newSubmitToken() []byte {
+func NewSubmitToken() []byte {
 	tok := make([]byte, 16)
 	binary.BigEndian.PutUint64(tok, uint64(time.Now().UnixMilli()))
 	if _, err := crand.Read(tok[8:]); err != nil {
@@ -54,22 +54,22 @@ func newSubmitToken() []byte {
 // and the INSERT is run again (resolveInsert) rather than reported refused.
 var errTokenNotVisible = errors.New("argo: the submit token is taken, but its row is not visible yet")
 
-// insertTokenSQL is insertTaskSQL with the submit token as its last column.
+// insertTokenSQL is InsertTaskSQL with the submit token as its last column.
 var insertTokenSQL = func() string {
-	cols, vals, ok := strings.Cut(insertTaskSQL, ") VALUES (")
+	cols, vals, ok := strings.Cut(InsertTaskSQL, ") VALUES (")
 	if !ok {
-		panic("argo: insertTaskSQL has no VALUES")
+		panic("argo: InsertTaskSQL has no VALUES")
 	}
 	return cols + ", submit_token) VALUES (" + strings.TrimSuffix(vals, ")") + ", ?)"
 }()
 
-// outcomeKnown reports whether a failed write certainly changed nothing: the
+// OutcomeKnown reports whether a failed write certainly changed nothing: the
 // server refused it (a MySQL error packet, which means the statement, and an
 // autocommit or failed COMMIT, rolled back; a SQLite error other than an
 // interrupt), or no connection could be opened to send it. Everything else
 // (network errors on an open connection, driver.ErrBadConn, context errors,
 // io errors) may have come after the commit.
-func outcomeKnown(err error) bool {
+func OutcomeKnown(err error) bool {
 	var me *mysql.MySQLError
 	if errors.As(err, &me) {
 		return true
@@ -85,11 +85,11 @@ func outcomeKnown(err error) bool {
 	return false
 }
 
-// isSubmitLockError reports a refusal caused by concurrent locking, after
+// IsSubmitLockError reports a refusal caused by concurrent locking, after
 // which the whole transaction was rolled back and trying again is right:
 // deadlock or Galera certification failure (1213), lock wait timeout
 // (1205), Group Replication's rollback (3101), SQLite busy or locked.
-func isSubmitLockError(err error) bool {
+func IsSubmitLockError(err error) bool {
 	var me *mysql.MySQLError
 	if errors.As(err, &me) {
 		return me.Number == 1213 || me.Number == 1205 || me.Number == 3101
@@ -101,14 +101,14 @@ func isSubmitLockError(err error) bool {
 	return false
 }
 
-// isLastingRefusal reports a refusal that the same statement meets every
+// IsLastingRefusal reports a refusal that the same statement meets every
 // time (its data, rights, the schema), so that the first run of a statement
 // run again was refused too: any refusal by the server but lock conflicts
 // and the server's passing states (too many connections, shutting down,
 // connection killed, read-only during a failover, interrupted). A failure to
 // connect is no refusal: the server may be back later.
-func isLastingRefusal(err error) bool {
-	if isSubmitLockError(err) {
+func IsLastingRefusal(err error) bool {
+	if IsSubmitLockError(err) {
 		return false
 	}
 	var me *mysql.MySQLError
@@ -142,55 +142,55 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// resolveContext is the context a write whose outcome is unknown is resolved
+// ResolveContext is the context a write whose outcome is unknown is resolved
 // under: the caller's values, not its cancellation; it ends when the
 // caller's context ends (its deadline, or a cancel), but not before floor
 // from now. A caller's context that never ends lets it run until the
 // database answers.
-func resolveContext(callerCtx context.Context, floor time.Duration) (context.Context, context.CancelFunc) {
+func ResolveContext(callerCtx context.Context, floor time.Duration) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(callerCtx))
 	floorEnd := time.Now().Add(floor)
 	stop := context.AfterFunc(callerCtx, func() { time.AfterFunc(time.Until(floorEnd), cancel) })
 	return ctx, func() { stop(); cancel() }
 }
 
-// errUnresolved is what a resolution returns when the database stayed
+// UnresolvedError is what a resolution returns when the database stayed
 // unreachable until its context ended.
-type errUnresolved struct{ last error }
+type UnresolvedError struct{ Last error }
 
-func (e *errUnresolved) Error() string { return "still unknown: " + e.last.Error() }
-func (e *errUnresolved) Unwrap() error { return e.last }
+func (e *UnresolvedError) Error() string { return "still unknown: " + e.Last.Error() }
+func (e *UnresolvedError) Unwrap() error { return e.Last }
 
 // submitInsert writes a submit's row: a refusal by lock conflicts is retried
 // (maxSubmitLockTries, jittered backoff), and a failure that leaves the
 // outcome unknown is resolved by running the same INSERT again (a duplicate
 // on the token means the first one landed) until the caller's deadline, and
-// at least submitResolveFloor. It returns nil when the row exists (t.ID
+// at least SubmitResolveFloor. It returns nil when the row exists (t.ID
 // set; resolved says the answer took a resolution), ErrDuplicate for a used
 // UniqueKey, a definite refusal when the row provably does not exist, or an
-// *errUnresolved when the database could not be reached to tell.
-func (s *store) submitInsert(ctx context.Context, t *Task, token []byte) (resolved bool, err error) {
-	err = s.insertToken(ctx, nil, t, token)
+// *UnresolvedError when the database could not be reached to tell.
+func (s *Store) SubmitInsert(ctx context.Context, t *Task, token []byte) (resolved bool, err error) {
+	err = s.InsertToken(ctx, nil, t, token)
 	if err == nil || errors.Is(err, ErrDuplicate) {
 		return false, err
 	}
-	rctx, cancel := resolveContext(ctx, submitResolveFloor)
+	rctx, cancel := ResolveContext(ctx, SubmitResolveFloor)
 	defer cancel()
-	ambiguous := !outcomeKnown(err)
+	ambiguous := !OutcomeKnown(err)
 	for try := 2; ; try++ {
 		switch {
 		case ambiguous:
-			return true, s.resolveInsert(rctx, t, token, err)
-		case !isSubmitLockError(err) || try > maxSubmitLockTries:
+			return true, s.ResolveInsert(rctx, t, token, err)
+		case !IsSubmitLockError(err) || try > maxSubmitLockTries:
 			return false, err // refused: nothing written
 		case !sleepCtx(rctx, lockBackoff(try)):
 			return false, err
 		}
-		err = s.insertToken(rctx, nil, t, token)
+		err = s.InsertToken(rctx, nil, t, token)
 		if err == nil || errors.Is(err, ErrDuplicate) {
 			return false, err
 		}
-		ambiguous = !outcomeKnown(err)
+		ambiguous = !OutcomeKnown(err)
 	}
 }
 
@@ -199,45 +199,45 @@ func (s *store) submitInsert(ctx context.Context, t *Task, token []byte) (resolv
 // the transaction cannot commit it; if tx is broken, it cannot commit
 // anything. Either way the row is not persisted. Through an Execer that is
 // no transaction (autocommit), the INSERT is run again, as in Submit.
-func (s *store) resolveTxInsert(ctx context.Context, tx Execer, t *Task, token []byte, err error) error {
-	rctx, cancel := resolveContext(ctx, submitResolveFloor)
+func (s *Store) ResolveTxInsert(ctx context.Context, tx Execer, t *Task, token []byte, err error) error {
+	rctx, cancel := ResolveContext(ctx, SubmitResolveFloor)
 	defer cancel()
 	if _, isTx := tx.(interface{ Commit() error }); isTx {
 		if _, derr := tx.ExecContext(rctx, "DELETE FROM argo_task WHERE submit_token = ?", token); derr != nil {
-			return notPersisted(t.Name, fmt.Errorf("%w (the connection failed mid-statement and your transaction can no longer commit: run it again from BEGIN)", err))
+			return NotPersisted(t.Name, fmt.Errorf("%w (the connection failed mid-statement and your transaction can no longer commit: run it again from BEGIN)", err))
 		}
-		return notPersisted(t.Name, fmt.Errorf("%w (the INSERT's answer was lost; the row was taken out of your transaction again, which can still commit)", err))
+		return NotPersisted(t.Name, fmt.Errorf("%w (the INSERT's answer was lost; the row was taken out of your transaction again, which can still commit)", err))
 	}
-	switch rerr := s.resolveInsert(rctx, t, token, err); {
+	switch rerr := s.ResolveInsert(rctx, t, token, err); {
 	case rerr == nil:
 		return nil
 	case errors.Is(rerr, ErrDuplicate):
 		return rerr
 	default:
-		var unresolved *errUnresolved
+		var unresolved *UnresolvedError
 		if errors.As(rerr, &unresolved) {
-			return outcomeUnknown(t.Name, unresolved.last)
+			return OutcomeUnknown(t.Name, unresolved.Last)
 		}
-		return notPersisted(t.Name, rerr)
+		return NotPersisted(t.Name, rerr)
 	}
 }
 
 // resolveInsert runs a submit's INSERT again until it gives an answer or
 // ctx ends: nil (written now, or a duplicate on the token: written before;
 // t.ID is set either way), ErrDuplicate, a lasting refusal (the first run
-// was refused too), or *errUnresolved with the last error. Without a
+// was refused too), or *UnresolvedError with the last error. Without a
 // deadline on ctx it tries until the database answers.
-func (s *store) resolveInsert(ctx context.Context, t *Task, token []byte, last error) error {
+func (s *Store) ResolveInsert(ctx context.Context, t *Task, token []byte, last error) error {
 	for try := 1; ; try++ {
 		if try > 1 && !sleepCtx(ctx, lockBackoff(try)) {
-			return &errUnresolved{last: last}
+			return &UnresolvedError{Last: last}
 		}
-		err := s.insertToken(ctx, nil, t, token)
+		err := s.InsertToken(ctx, nil, t, token)
 		switch {
-		case err == nil || errors.Is(err, ErrDuplicate) || isLastingRefusal(err):
+		case err == nil || errors.Is(err, ErrDuplicate) || IsLastingRefusal(err):
 			return err
 		case ctx.Err() != nil:
-			return &errUnresolved{last: lastCause(err, last)}
+			return &UnresolvedError{Last: lastCause(err, last)}
 		}
 		last = err
 	}
@@ -252,7 +252,7 @@ func lastCause(err, last error) error {
 }
 
 // submitTokenID returns the id of the row written with token, or 0.
-func (s *store) submitTokenID(ctx context.Context, token []byte) (int64, error) {
+func (s *Store) SubmitTokenID(ctx context.Context, token []byte) (int64, error) {
 	var id int64
 	err := s.db.GetContext(ctx, &id, "SELECT id FROM argo_task WHERE submit_token = ?", token)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -264,7 +264,7 @@ func (s *store) submitTokenID(ctx context.Context, token []byte) (int64, error) 
 // confirmSubmitLease renews the lease of a row this instance wrote leased
 // for its first attempt, found only by resolution: it runs only if the row
 // is still that first attempt, leased by owner (not rescued meanwhile).
-func (s *store) confirmSubmitLease(ctx context.Context, id int64, owner string, leaseUntil Millis) (bool, error) {
+func (s *Store) ConfirmSubmitLease(ctx context.Context, id int64, owner string, leaseUntil Millis) (bool, error) {
 	const fence = " WHERE id = ? AND task_status = 1 AND lease_owner = ? AND execute_times = 1 AND attempt_started_at = 0"
 	n, err := s.exec(ctx, "UPDATE "+s.byID()+" SET lease_until = ?"+fence, leaseUntil, id, owner)
 	if err != nil || n == 1 {
@@ -284,13 +284,13 @@ func (s *store) confirmSubmitLease(ctx context.Context, id int64, owner string, 
 // whether the first did: running, leased by owner at attempt+1 with exactly
 // the lease and modification time the start wrote. It keeps trying until
 // ctx ends, then returns the last error.
-func (s *store) resolveHeldStart(ctx context.Context, owner string, holds []heldStart, leaseUntil, now Millis) ([]bool, error) {
+func (s *Store) ResolveHeldStart(ctx context.Context, owner string, holds []HeldStart, leaseUntil, now Millis) ([]bool, error) {
 	var last error
 	for try := 1; ; try++ {
 		if try > 1 && !sleepCtx(ctx, lockBackoff(try)) {
-			return nil, &errUnresolved{last: last}
+			return nil, &UnresolvedError{Last: last}
 		}
-		started, err := s.startHeld(ctx, owner, holds, leaseUntil, now)
+		started, err := s.StartHeld(ctx, owner, holds, leaseUntil, now)
 		if err == nil {
 			err = s.readBackHeldStarts(ctx, owner, holds, started, leaseUntil, now)
 		}
@@ -298,7 +298,7 @@ func (s *store) resolveHeldStart(ctx context.Context, owner string, holds []held
 			return started, nil
 		}
 		if ctx.Err() != nil {
-			return nil, &errUnresolved{last: lastCause(err, last)}
+			return nil, &UnresolvedError{Last: lastCause(err, last)}
 		}
 		last = err
 	}
@@ -306,17 +306,17 @@ func (s *store) resolveHeldStart(ctx context.Context, owner string, holds []held
 
 // readBackHeldStarts sets started[i] for the holds the first (lost) start
 // wrote, judged on their post-state.
-func (s *store) readBackHeldStarts(ctx context.Context, owner string, holds []heldStart, started []bool, leaseUntil, now Millis) error {
+func (s *Store) readBackHeldStarts(ctx context.Context, owner string, holds []HeldStart, started []bool, leaseUntil, now Millis) error {
 	var ids []int64
 	for i, h := range holds {
 		if !started[i] {
-			ids = append(ids, h.id)
+			ids = append(ids, h.ID)
 		}
 	}
 	if len(ids) == 0 {
 		return nil
 	}
-	in, args := inList(ids)
+	in, args := InList(ids)
 	var rows []struct {
 		ID          int64  `db:"id"`
 		State       State  `db:"task_status"`
@@ -330,8 +330,8 @@ func (s *store) readBackHeldStarts(ctx context.Context, owner string, holds []he
 	}
 	for _, r := range rows {
 		for i, h := range holds {
-			if h.id == r.ID && !started[i] {
-				started[i] = r.State == StateRunning && r.Owner == owner && r.Attempt == h.attempt+1 && r.LeaseUntil == leaseUntil && r.GmtModified == now
+			if h.ID == r.ID && !started[i] {
+				started[i] = r.State == StateRunning && r.Owner == owner && r.Attempt == h.Attempt+1 && r.LeaseUntil == leaseUntil && r.GmtModified == now
 			}
 		}
 	}
@@ -339,44 +339,44 @@ func (s *store) readBackHeldStarts(ctx context.Context, owner string, holds []he
 }
 
 // finishLanded reports whether the finish f was written, for a finish that
-// failed with its outcome unknown and whose fence no longer holds: by its
+// failed with its outcome unknown and whose Fence no longer holds: by its
 // history row when it writes one (inserted only in the transaction that
 // applied f), else by the task row's post-state (state, attempt count, due
 // time, owner or hold, and the attempt's start and worker for an attempt).
-func (s *store) finishLanded(ctx context.Context, f finishing) (bool, error) {
+func (s *Store) FinishLanded(ctx context.Context, f Finishing) (bool, error) {
 	if a := f.historyRow(); a != nil {
 		var n int
 		err := s.db.GetContext(ctx, &n, "SELECT COUNT(*) FROM argo_task_attempt WHERE task_pk = ? AND attempt = ? AND kind = ? AND worker = ? AND started_at = ? AND finished_at = ? AND outcome = ?",
 			a.TaskPK, a.Attempt, a.Kind, a.Worker, a.StartedAt, a.FinishedAt, a.Outcome)
 		return n > 0, err
 	}
-	t, err := s.get(ctx, f.id)
+	t, err := s.Get(ctx, f.ID)
 	if errors.Is(err, ErrNotFound) {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	attempt := f.attempt
-	if f.undoAttempt {
+	attempt := f.Attempt
+	if f.UndoAttempt {
 		attempt--
 	}
-	ok := t.State == f.to && t.ExecuteTimes == attempt && t.ExecuteTime == f.due
-	if f.holdUntil > 0 {
-		ok = ok && t.LeaseOwner == f.owner && t.LeaseUntil == f.holdUntil
+	ok := t.State == f.To && t.ExecuteTimes == attempt && t.ExecuteTime == f.Due
+	if f.HoldUntil > 0 {
+		ok = ok && t.LeaseOwner == f.Owner && t.LeaseUntil == f.HoldUntil
 	} else {
 		ok = ok && t.LeaseOwner == "" && t.LeaseUntil == 0
 	}
-	if a := f.history; a != nil && a.Kind == "attempt" {
+	if a := f.History; a != nil && a.Kind == "attempt" {
 		ok = ok && t.AttemptStartedAt == a.StartedAt && t.AttemptWorker == a.Worker
 	}
-	// (Not the messages: the store may sanitise or truncate what it writes.)
+	// (Not the messages: the Store may sanitise or truncate what it writes.)
 	return ok, nil
 }
 
-// describeLockRefusal explains a lock refusal of an INSERT written into the
+// DescribeLockRefusal explains a lock refusal of an INSERT written into the
 // caller's transaction, which argo cannot retry.
-func describeLockRefusal(err error) error {
+func DescribeLockRefusal(err error) error {
 	var me *mysql.MySQLError
 	if !errors.As(err, &me) {
 		return err

@@ -1,4 +1,4 @@
-package runtime
+package storage
 
 import (
 	"cmp"
@@ -13,26 +13,19 @@ import (
 	"github.com/jmoiron/sqlx"
 )
 
-func nowMillis() Millis { return toMillis(time.Now()) }
+func nowMillis() Millis { return ToMillis(time.Now()) }
 
-// ErrDuplicate is returned (with the existing task's id) by a submit whose
-// UniqueKey was already used for the same task name.
-var ErrDuplicate = errors.New("argo: a task with this name and unique key already exists")
+const InsertTaskSQL = `INSERT INTO argo_task (task_id, task_status, execute_times, max_attempts, execute_time, parameter_types, method_name, method_sign_name, execute_interval_sec, delay_time, task_parameter, performance_way, thread_way, error_msg, alert_expression, alert_action_bean_name, fallback_class_name, fallback_error_msg, shard_key, retry_policy, lease_owner, lease_until, unique_key, discard_reason, gmt_create, gmt_modified) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
-// ErrNotFound is returned for a task id that is not in argo_task.
-var ErrNotFound = errors.New("argo: no such task")
-
-const insertTaskSQL = `INSERT INTO argo_task (task_id, task_status, execute_times, max_attempts, execute_time, parameter_types, method_name, method_sign_name, execute_interval_sec, delay_time, task_parameter, performance_way, thread_way, error_msg, alert_expression, alert_action_bean_name, fallback_class_name, fallback_error_msg, shard_key, retry_policy, lease_owner, lease_until, unique_key, discard_reason, gmt_create, gmt_modified) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-
-func insertArgs(t *Task) []any {
-	return []any{t.Name, t.State, t.ExecuteTimes, t.MaxAttempts, t.ExecuteTime, t.ParameterTypes, t.MethodName, t.MethodSignName, t.ExecuteIntervalSec, t.DelayTime, t.Parameter, t.PerformanceWay, t.ThreadWay, sanitizeErrorText(t.ErrorMsg), t.AlertExpression, t.AlertActionBeanName, t.FallbackClassName, sanitizeErrorText(t.FallbackErrorMsg), t.ShardKey, t.RetryPolicyJSON, t.LeaseOwner, t.LeaseUntil, t.UniqueKey, sanitizeErrorText(t.DiscardReason), t.GmtCreate, t.GmtModified}
+func InsertArgs(t *Task) []any {
+	return []any{t.Name, t.State, t.ExecuteTimes, t.MaxAttempts, t.ExecuteTime, t.ParameterTypes, t.MethodName, t.MethodSignName, t.ExecuteIntervalSec, t.DelayTime, t.Parameter, t.PerformanceWay, t.ThreadWay, SanitizeErrorText(t.ErrorMsg), t.AlertExpression, t.AlertActionBeanName, t.FallbackClassName, SanitizeErrorText(t.FallbackErrorMsg), t.ShardKey, t.RetryPolicyJSON, t.LeaseOwner, t.LeaseUntil, t.UniqueKey, SanitizeErrorText(t.DiscardReason), t.GmtCreate, t.GmtModified}
 }
 
 // insert writes t through ex (the store's own handle when ex is nil) under a
 // new submit token, and sets t.ID. A unique-key clash returns ErrDuplicate
 // with t.ID set to the existing row.
-func (s *store) insert(ctx context.Context, ex Execer, t *Task) error {
-	return s.insertToken(ctx, ex, t, newSubmitToken())
+func (s *Store) Insert(ctx context.Context, ex Execer, t *Task) error {
+	return s.InsertToken(ctx, ex, t, NewSubmitToken())
 }
 
 // insertToken is insert under the given submit token. A duplicate whose row
@@ -41,19 +34,19 @@ func (s *store) insert(ctx context.Context, ex Execer, t *Task) error {
 // row and it returns nil. (Through ex, the caller's transaction, the token
 // is new: there is no resolution by running the INSERT again there.) A unique-key clash returns
 // ErrDuplicate with t.ID set to the existing row.
-func (s *store) insertToken(ctx context.Context, ex Execer, t *Task, token []byte) error {
+func (s *Store) InsertToken(ctx context.Context, ex Execer, t *Task, token []byte) error {
 	var res sql.Result
 	var err error
 	if ex != nil {
-		res, err = ex.ExecContext(ctx, insertTokenSQL, append(insertArgs(t), token)...)
+		res, err = ex.ExecContext(ctx, insertTokenSQL, append(InsertArgs(t), token)...)
 	} else {
-		res, err = s.execResult(ctx, insertTokenSQL, append(insertArgs(t), token)...)
+		res, err = s.execResult(ctx, insertTokenSQL, append(InsertArgs(t), token)...)
 	}
 	if err != nil {
 		// Any unique index may report the clash (MySQL names the first it
 		// meets: uk_task_unique before uk_submit_token), so look for the token.
-		if isDuplicate(err) && ex == nil {
-			id, qerr := s.submitTokenID(ctx, token)
+		if IsDuplicate(err) && ex == nil {
+			id, qerr := s.SubmitTokenID(ctx, token)
 			if qerr != nil {
 				// Not the server's refusal (%v): the row exists, its id is unknown.
 				return fmt.Errorf("argo: this submit's row exists, but its id could not be read: %v", qerr)
@@ -68,7 +61,7 @@ func (s *store) insertToken(ctx context.Context, ex Execer, t *Task, token []byt
 				return errTokenNotVisible
 			}
 		}
-		if isDuplicate(err) && t.UniqueKey.Valid {
+		if IsDuplicate(err) && t.UniqueKey.Valid {
 			if qerr := s.db.GetContext(ctx, &t.ID, "SELECT id FROM argo_task WHERE task_id = ? AND unique_key = ?", t.Name, t.UniqueKey.String); qerr != nil {
 				return fmt.Errorf("%w (and its id could not be read: %v)", ErrDuplicate, qerr)
 			}
@@ -90,24 +83,24 @@ const claimSet = `execute_times = CASE WHEN task_status = 4 THEN execute_times E
 // is nil), oldest due first. MySQL: a plain read of candidates, then a
 // fenced UPDATE by primary key of each, one round trip (store_claim.go).
 // SQLite: one UPDATE … RETURNING in a BEGIN IMMEDIATE transaction.
-func (s *store) claimDue(ctx context.Context, owner string, now, leaseUntil Millis, limit int, names []string, shards []int) ([]*Task, error) {
-	return s.claimScoped(ctx, owner, now, now, leaseUntil, limit, []claimGroup{{names: names, shards: shards}})
+func (s *Store) ClaimDue(ctx context.Context, owner string, now, leaseUntil Millis, limit int, names []string, shards []int) ([]*Task, error) {
+	return s.ClaimScoped(ctx, owner, now, now, leaseUntil, limit, []ClaimGroup{{Names: names, Shards: shards}})
 }
 
 // claimScoped is claimDue over several (names, shards) groups at once, of
 // tasks due at dueBy or earlier.
-func (s *store) claimScoped(ctx context.Context, owner string, now, dueBy, leaseUntil Millis, limit int, groups []claimGroup) ([]*Task, error) {
+func (s *Store) ClaimScoped(ctx context.Context, owner string, now, dueBy, leaseUntil Millis, limit int, groups []ClaimGroup) ([]*Task, error) {
 	var ors []string
 	args := []any{dueBy, now}
 	for _, g := range groups {
-		if len(g.names) == 0 || (g.shards != nil && len(g.shards) == 0) {
+		if len(g.Names) == 0 || (g.Shards != nil && len(g.Shards) == 0) {
 			continue
 		}
-		nameIn, nameArgs := inList(g.names)
+		nameIn, nameArgs := InList(g.Names)
 		cond := "task_id IN " + nameIn
 		args = append(args, nameArgs...)
-		if g.shards != nil {
-			in, sargs := inList(g.shards)
+		if g.Shards != nil {
+			in, sargs := InList(g.Shards)
 			cond += " AND shard_key IN " + in
 			args = append(args, sargs...)
 		}
@@ -131,7 +124,7 @@ func (s *store) claimScoped(ctx context.Context, owner string, now, dueBy, lease
 	where := due + " AND (" + strings.Join(ors, " OR ") + ")"
 	var tasks []*Task
 	if s.dialect == DialectSQLite {
-		q := "UPDATE argo_task SET " + claimSet + " WHERE id IN (SELECT id FROM argo_task INDEXED BY idx_claim_due WHERE " + where + " ORDER BY " + order + " LIMIT ?) RETURNING " + taskColumns
+		q := "UPDATE argo_task SET " + claimSet + " WHERE id IN (SELECT id FROM argo_task INDEXED BY idx_claim_due WHERE " + where + " ORDER BY " + order + " LIMIT ?) RETURNING " + TaskColumns
 		all := append([]any{owner, leaseUntil, now}, append(args, limit)...)
 		err := s.write(ctx, func(tx *sqlx.Tx) error { return tx.SelectContext(ctx, &tasks, q, all...) })
 		// RETURNING gives no order: restore oldest due first.
@@ -149,7 +142,7 @@ func (s *store) claimScoped(ctx context.Context, owner string, now, dueBy, lease
 // owner's retry is left alone. It returns the claimed row, or nil if the row
 // is not claimable (someone else holds it, it changed, or it is not yet
 // visible).
-func (s *store) claimByID(ctx context.Context, id int64, from State, owner string, now, leaseUntil Millis) (*Task, error) {
+func (s *Store) ClaimByID(ctx context.Context, id int64, from State, owner string, now, leaseUntil Millis) (*Task, error) {
 	if from != StatePending && from != StateRetrying && from != StateExhausted {
 		return nil, fmt.Errorf("argo: claimByID of task %d from %s: only pending, retrying or exhausted tasks are claimed", id, from)
 	}
@@ -157,7 +150,7 @@ func (s *store) claimByID(ctx context.Context, id int64, from State, owner strin
 	if err != nil || n == 0 {
 		return nil, err
 	}
-	t, err := s.get(ctx, id)
+	t, err := s.Get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -167,30 +160,30 @@ func (s *store) claimByID(ctx context.Context, id int64, from State, owner strin
 	return t, nil
 }
 
-// fence identifies the lease a write must still hold.
-type fence struct {
-	id      int64
-	shard   int
-	owner   string
-	attempt int   // execute_times when claimed
-	from    State // running or falling_back
+// Fence identifies the lease a write must still hold.
+type Fence struct {
+	ID      int64
+	Shard   int
+	Owner   string
+	Attempt int   // execute_times when claimed
+	From    State // running or falling_back
 }
 
-// finishing is a fenced state change at the end of an attempt or fallback.
-type finishing struct {
-	fence
-	to          State
-	due         Millis // next execute_time
-	errMsg      *string
-	fallbackErr *string
-	undoAttempt bool // give the attempt back (released without running)
-	history     *Attempt
+// Finishing is a fenced state change at the end of an attempt or fallback.
+type Finishing struct {
+	Fence
+	To          State
+	Due         Millis // next execute_time
+	ErrMsg      *string
+	FallbackErr *string
+	UndoAttempt bool // give the attempt back (released without running)
+	History     *Attempt
 	// direct writes it from the caller's goroutine, skipping the
 	// completer's batching: a sync caller waits for this write alone.
-	direct bool
+	Direct bool
 	// holdUntil > 0 keeps a retry leased by its owner until then (a held
 	// retry, restarted by the owner's local timer; see retry_hold.go).
-	holdUntil Millis
+	HoldUntil Millis
 }
 
 // finishBatchAsIs applies several fenced finishes in one transaction (one
@@ -199,7 +192,7 @@ type finishing struct {
 // finishBatchOnetrip). errs[i] is f[i]'s own outcome (ErrLeaseLost, a
 // TransitionError, or nil); err is a failure of the whole transaction, in
 // which case nothing was written.
-func (s *store) finishBatchAsIs(ctx context.Context, fs []finishing, now Millis) (errs []error, err error) {
+func (s *Store) FinishBatchAsIs(ctx context.Context, fs []Finishing, now Millis) (errs []error, err error) {
 	if s.onetripDB() != nil {
 		return s.finishBatchOnetrip(ctx, fs, now)
 	}
@@ -207,7 +200,7 @@ func (s *store) finishBatchAsIs(ctx context.Context, fs []finishing, now Millis)
 	err = s.write(ctx, func(tx *sqlx.Tx) error {
 		var hist []*Attempt
 		for i, f := range fs {
-			errs[i] = CheckTransition(f.id, f.from, f.to)
+			errs[i] = checkTransition(f.ID, f.From, f.To)
 			if errs[i] != nil {
 				continue
 			}
@@ -235,7 +228,7 @@ func (s *store) finishBatchAsIs(ctx context.Context, fs []finishing, now Millis)
 // the primary key: the fence's other columns (task_status, lease_owner) are
 // in secondary indexes, and without the hint the optimizer weighs a range
 // over each of them on every statement (≈10–15% of a finish here).
-func (s *store) byID() string {
+func (s *Store) byID() string {
 	if s.dialect == DialectMySQL {
 		return "argo_task FORCE INDEX (PRIMARY)"
 	}
@@ -244,39 +237,39 @@ func (s *store) byID() string {
 
 // historyRow is the argo_task_attempt row f writes: none for an attempt
 // that succeeded, which the task row records (finishUpdate).
-func (f finishing) historyRow() *Attempt {
-	if f.history == nil || (f.history.Kind == "attempt" && f.history.Outcome == OutcomeSucceeded) {
+func (f Finishing) historyRow() *Attempt {
+	if f.History == nil || (f.History.Kind == "attempt" && f.History.Outcome == OutcomeSucceeded) {
 		return nil
 	}
-	return f.history
+	return f.History
 }
 
 // finishUpdate is the fenced UPDATE of one finish. An attempt's start and
 // worker go on the task row, which makes it the record of a succeeded attempt.
-func (s *store) finishUpdate(f finishing, now Millis) (string, []any) {
+func (s *Store) finishUpdate(f Finishing, now Millis) (string, []any) {
 	set := "task_status = ?, execute_time = ?, lease_owner = '', lease_until = 0, gmt_modified = ?"
-	args := []any{f.to, f.due, now}
-	if f.holdUntil > 0 {
+	args := []any{f.To, f.Due, now}
+	if f.HoldUntil > 0 {
 		// A held retry keeps its owner; lease_until keeps claims away.
 		set = "task_status = ?, execute_time = ?, lease_until = ?, gmt_modified = ?"
-		args = []any{f.to, f.due, f.holdUntil, now}
+		args = []any{f.To, f.Due, f.HoldUntil, now}
 	}
-	if a := f.history; a != nil && a.Kind == "attempt" {
+	if a := f.History; a != nil && a.Kind == "attempt" {
 		set += ", attempt_started_at = ?, attempt_worker = ?"
 		args = append(args, a.StartedAt, a.Worker)
 	}
-	if f.errMsg != nil {
+	if f.ErrMsg != nil {
 		set += ", error_msg = ?"
-		args = append(args, sanitizeErrorText(*f.errMsg))
+		args = append(args, SanitizeErrorText(*f.ErrMsg))
 	}
-	if f.fallbackErr != nil {
+	if f.FallbackErr != nil {
 		set += ", fallback_error_msg = ?"
-		args = append(args, sanitizeErrorText(*f.fallbackErr))
+		args = append(args, SanitizeErrorText(*f.FallbackErr))
 	}
-	if f.undoAttempt {
+	if f.UndoAttempt {
 		set += ", execute_times = execute_times - 1"
 	}
-	args = append(args, f.id, f.shard, f.from, f.owner, f.attempt)
+	args = append(args, f.ID, f.Shard, f.From, f.Owner, f.Attempt)
 	return "UPDATE " + s.byID() + " SET " + set + " WHERE id = ? AND shard_key = ? AND task_status = ? AND lease_owner = ? AND execute_times = ?", args
 }
 
@@ -289,15 +282,16 @@ func insertAttempts(ctx context.Context, ex Execer, as []*Attempt) error {
 		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?), ", len(as)), ", ")
 	args := make([]any, 0, 9*len(as))
 	for _, a := range as {
-		args = append(args, a.TaskPK, a.Attempt, a.Kind, a.Worker, a.StartedAt, a.FinishedAt, a.Outcome, sanitizeErrorText(a.Error), a.BackoffMs)
+		args = append(args, a.TaskPK, a.Attempt, a.Kind, a.Worker, a.StartedAt, a.FinishedAt, a.Outcome, SanitizeErrorText(a.Error), a.BackoffMs)
 	}
 	_, err := ex.ExecContext(ctx, q, args...)
 	return err
 }
 
-func insertAttempt(ctx context.Context, ex Execer, a *Attempt) error {
+// InsertAttempt writes one attempt row through ex.
+func InsertAttempt(ctx context.Context, ex Execer, a *Attempt) error {
 	_, err := ex.ExecContext(ctx, "INSERT INTO argo_task_attempt (task_pk, attempt, kind, worker, started_at, finished_at, outcome, error_msg, backoff_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		a.TaskPK, a.Attempt, a.Kind, a.Worker, a.StartedAt, a.FinishedAt, a.Outcome, sanitizeErrorText(a.Error), a.BackoffMs)
+		a.TaskPK, a.Attempt, a.Kind, a.Worker, a.StartedAt, a.FinishedAt, a.Outcome, SanitizeErrorText(a.Error), a.BackoffMs)
 	return err
 }
 
@@ -306,7 +300,7 @@ func insertAttempt(ctx context.Context, ex Execer, a *Attempt) error {
 // owner with that attempt number. It returns the keys whose lease is gone
 // (the row was rescued, claimed again, finished or deleted meanwhile); their
 // running functions must stop. An error says nothing about the leases.
-func (s *store) extendLeases(ctx context.Context, owner string, keys []leaseKey, until, now Millis) (lost []leaseKey, err error) {
+func (s *Store) ExtendLeases(ctx context.Context, owner string, keys []LeaseKey, until, now Millis) (lost []LeaseKey, err error) {
 	for len(keys) > 0 {
 		n := min(len(keys), maxLeaseBatch)
 		l, err := s.extendLeaseBatch(ctx, owner, keys[:n], until)
@@ -322,16 +316,16 @@ func (s *store) extendLeases(ctx context.Context, owner string, keys []leaseKey,
 // maxLeaseBatch bounds the leases one renewal statement names.
 const maxLeaseBatch = 500
 
-func (s *store) extendLeaseBatch(ctx context.Context, owner string, keys []leaseKey, until Millis) ([]leaseKey, error) {
+func (s *Store) extendLeaseBatch(ctx context.Context, owner string, keys []LeaseKey, until Millis) ([]LeaseKey, error) {
 	ids := make([]int64, len(keys))
 	match := make([]string, len(keys))
 	pairs := make([]any, 0, 2*len(keys))
 	for i, k := range keys {
-		ids[i] = k.id
+		ids[i] = k.ID
 		match[i] = "(id = ? AND execute_times = ?)"
-		pairs = append(pairs, k.id, k.attempt)
+		pairs = append(pairs, k.ID, k.Attempt)
 	}
-	in, idArgs := inList(ids)
+	in, idArgs := InList(ids)
 	args := append([]any{until, owner}, idArgs...)
 	n, err := s.exec(ctx, "UPDATE "+s.byID()+" SET lease_until = ? WHERE lease_owner = ? AND task_status IN (1, 5) AND id IN "+in+" AND ("+strings.Join(match, " OR ")+")", append(args, pairs...)...)
 	if err != nil {
@@ -351,13 +345,13 @@ func (s *store) extendLeaseBatch(ctx context.Context, owner string, keys []lease
 	if err := s.db.SelectContext(ctx, &rows, "SELECT id, execute_times, lease_owner, task_status FROM argo_task WHERE id IN "+in, idArgs...); err != nil {
 		return nil, err
 	}
-	held := map[leaseKey]bool{}
+	held := map[LeaseKey]bool{}
 	for _, r := range rows {
 		if r.Owner == owner && (r.State == StateRunning || r.State == StateFallingBack) {
-			held[leaseKey{r.ID, r.Attempt}] = true
+			held[LeaseKey{ID: r.ID, Attempt: r.Attempt}] = true
 		}
 	}
-	var lost []leaseKey
+	var lost []LeaseKey
 	for _, k := range keys {
 		if !held[k] {
 			lost = append(lost, k)
@@ -366,18 +360,18 @@ func (s *store) extendLeaseBatch(ctx context.Context, owner string, keys []lease
 	return lost, nil
 }
 
-// orphanMsgPrefix starts the error_msg of a due task no live instance can run.
-const orphanMsgPrefix = "no handler registered for task "
+// OrphanMsgPrefix starts the error_msg of a due task no live instance can run.
+const OrphanMsgPrefix = "no handler registered for task "
 
 // flagOrphans sets error_msg on up to limit tasks overdue since before
 // cutoff whose name is not in known (the union of live instances' handlers),
 // leaving their state and due time alone: they run as soon as an instance
 // registers the name. It returns the name of each row it flagged.
-func (s *store) flagOrphans(ctx context.Context, known []string, live []string, cutoff, now Millis, limit int) (flagged []string, err error) {
+func (s *Store) FlagOrphans(ctx context.Context, known []string, live []string, cutoff, now Millis, limit int) (flagged []string, err error) {
 	where := "task_status IN (0, 2, 4) AND execute_time <= ? AND error_msg NOT LIKE ?"
-	args := []any{cutoff, orphanMsgPrefix + "%"}
+	args := []any{cutoff, OrphanMsgPrefix + "%"}
 	if len(known) > 0 {
-		in, nargs := inList(known)
+		in, nargs := InList(known)
 		where += " AND task_id NOT IN " + in
 		args = append(args, nargs...)
 	}
@@ -390,8 +384,8 @@ func (s *store) flagOrphans(ctx context.Context, known []string, live []string, 
 	}
 	for _, r := range rows {
 		msg := fmt.Sprintf("%s%q on any live instance (%s): deploy code that registers it (for generated code, call its ArgoRegister function), or discard the task with argoctl; it keeps its attempts and runs once a handler exists",
-			orphanMsgPrefix, r.Name, strings.Join(live, ", "))
-		c, err := s.exec(ctx, "UPDATE "+s.byID()+" SET error_msg = ? WHERE id = ? AND task_status IN (0, 2, 4) AND task_id = ?", sanitizeErrorText(msg), r.ID, r.Name)
+			OrphanMsgPrefix, r.Name, strings.Join(live, ", "))
+		c, err := s.exec(ctx, "UPDATE "+s.byID()+" SET error_msg = ? WHERE id = ? AND task_status IN (0, 2, 4) AND task_id = ?", SanitizeErrorText(msg), r.ID, r.Name)
 		if err != nil {
 			return flagged, err
 		}
@@ -404,7 +398,7 @@ func (s *store) flagOrphans(ctx context.Context, known []string, live []string, 
 
 // knownTaskNames returns the union of the task names of instances that
 // heartbeated since cutoff, and those instances.
-func (s *store) knownTaskNames(ctx context.Context, cutoff Millis) (names, live []string, err error) {
+func (s *Store) KnownTaskNames(ctx context.Context, cutoff Millis) (names, live []string, err error) {
 	var rows []struct {
 		ID    string `db:"instance_id"`
 		Names string `db:"task_names"`
@@ -427,9 +421,9 @@ func (s *store) knownTaskNames(ctx context.Context, cutoff Millis) (names, live 
 }
 
 // expiredLeases lists leased tasks whose lease ran out before now.
-func (s *store) expiredLeases(ctx context.Context, now Millis, limit int) ([]*Task, error) {
+func (s *Store) ExpiredLeases(ctx context.Context, now Millis, limit int) ([]*Task, error) {
 	var tasks []*Task
-	err := s.db.SelectContext(ctx, &tasks, "SELECT "+taskColumns+" FROM argo_task WHERE task_status IN (1, 5) AND lease_until < ? ORDER BY lease_until LIMIT ?", now, limit)
+	err := s.db.SelectContext(ctx, &tasks, "SELECT "+TaskColumns+" FROM argo_task WHERE task_status IN (1, 5) AND lease_until < ? ORDER BY lease_until LIMIT ?", now, limit)
 	return tasks, err
 }
 
@@ -437,27 +431,27 @@ func (s *store) expiredLeases(ctx context.Context, now Millis, limit int) ([]*Ta
 // that lease (same owner, attempt and lease_until): a worker that renewed
 // or finished meanwhile wins, and the rescue is skipped (ErrLeaseLost).
 // (rescue adds the degrade of a write refused for its data.)
-func (s *store) rescueAsIs(ctx context.Context, f finishing, leaseUntil, now Millis) error {
-	if err := CheckTransition(f.id, f.from, f.to); err != nil {
+func (s *Store) RescueAsIs(ctx context.Context, f Finishing, leaseUntil, now Millis) error {
+	if err := checkTransition(f.ID, f.From, f.To); err != nil {
 		return err
 	}
 	return s.write(ctx, func(tx *sqlx.Tx) error {
 		res, err := tx.ExecContext(ctx, "UPDATE "+s.byID()+" SET task_status = ?, execute_time = ?, error_msg = ?, lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND shard_key = ? AND task_status = ? AND lease_owner = ? AND execute_times = ? AND lease_until = ?",
-			f.to, f.due, sanitizeErrorText(*f.errMsg), now, f.id, f.shard, f.from, f.owner, f.attempt, leaseUntil)
+			f.To, f.Due, SanitizeErrorText(*f.ErrMsg), now, f.ID, f.Shard, f.From, f.Owner, f.Attempt, leaseUntil)
 		if err != nil {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return ErrLeaseLost
 		}
-		return insertAttempt(ctx, tx, f.history)
+		return InsertAttempt(ctx, tx, f.History)
 	})
 }
 
 // get reads one task.
-func (s *store) get(ctx context.Context, id int64) (*Task, error) {
+func (s *Store) Get(ctx context.Context, id int64) (*Task, error) {
 	var t Task
-	err := s.db.GetContext(ctx, &t, "SELECT "+taskColumns+" FROM argo_task WHERE id = ?", id)
+	err := s.db.GetContext(ctx, &t, "SELECT "+TaskColumns+" FROM argo_task WHERE id = ?", id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: %d", ErrNotFound, id)
 	}
@@ -466,7 +460,7 @@ func (s *store) get(ctx context.Context, id int64) (*Task, error) {
 
 // attempts reads the attempt history of a task, oldest first: the rows of
 // argo_task_attempt, then the attempt that succeeded, from the task row.
-func (s *store) attempts(ctx context.Context, id int64) ([]Attempt, error) {
+func (s *Store) Attempts(ctx context.Context, id int64) ([]Attempt, error) {
 	var out []Attempt
 	if err := s.db.SelectContext(ctx, &out, "SELECT id, task_pk, attempt, kind, worker, started_at, finished_at, outcome, error_msg, backoff_ms FROM argo_task_attempt WHERE task_pk = ? ORDER BY id", id); err != nil {
 		return nil, err
@@ -499,16 +493,16 @@ func (s *store) attempts(ctx context.Context, id int64) ([]Attempt, error) {
 // requeue moves a dead or discarded task back to pending with a fresh
 // attempt budget, due at now, recorded without a reason or operator
 // (requeueRecorded).
-func (s *store) requeue(ctx context.Context, id int64, now Millis) error {
-	return s.requeueRecorded(ctx, id, "", "", now)
+func (s *Store) Requeue(ctx context.Context, id int64, now Millis) error {
+	return s.RequeueRecorded(ctx, id, "", "", now)
 }
 
 // discard ends a pending, retrying, exhausted or dead task with a reason.
-func (s *store) discard(ctx context.Context, id int64, reason string, now Millis) error {
+func (s *Store) Discard(ctx context.Context, id int64, reason string, now Millis) error {
 	if strings.TrimSpace(reason) == "" {
 		return errors.New("argo: discard needs a reason (it is recorded in discard_reason)")
 	}
-	if err := checkOperatorText("discard reason", reason); err != nil {
+	if err := CheckOperatorText("discard reason", reason); err != nil {
 		return err
 	}
 	n, err := s.exec(ctx, "UPDATE "+s.byID()+" SET task_status = 8, discard_reason = ?, lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND task_status IN (0, 2, 4, 7)", reason, now, id)
@@ -516,15 +510,15 @@ func (s *store) discard(ctx context.Context, id int64, reason string, now Millis
 }
 
 // stateChanged turns "no row changed" into ErrNotFound or a TransitionError.
-func (s *store) stateChanged(ctx context.Context, id int64, to State, n int64, err error) error {
+func (s *Store) stateChanged(ctx context.Context, id int64, to State, n int64, err error) error {
 	if err != nil || n > 0 {
 		return err
 	}
-	t, err := s.get(ctx, id)
+	t, err := s.Get(ctx, id)
 	if err != nil {
 		return err
 	}
-	if err := CheckTransition(id, t.State, to); err != nil {
+	if err := checkTransition(id, t.State, to); err != nil {
 		return err
 	}
 	return fmt.Errorf("argo: task %d changed state meanwhile (now %s); try again", id, t.State)
@@ -532,19 +526,19 @@ func (s *store) stateChanged(ctx context.Context, id int64, to State, n int64, e
 
 // purge deletes up to limit succeeded, recovered or discarded tasks last
 // changed before cutoff, with their attempts. It returns how many it deleted.
-func (s *store) purge(ctx context.Context, cutoff Millis, limit int) (int, error) {
+func (s *Store) Purge(ctx context.Context, cutoff Millis, limit int) (int, error) {
 	var ids []int64
 	if err := s.db.SelectContext(ctx, &ids, "SELECT id FROM argo_task WHERE task_status IN (3, 6, 8) AND gmt_modified < ? LIMIT ?", cutoff, limit); err != nil || len(ids) == 0 {
 		return 0, err
 	}
-	return s.purgeIDs(ctx, ids, cutoff)
+	return s.PurgeIDs(ctx, ids, cutoff)
 }
 
 // purgeIDs deletes those of ids still purgeable, with their attempts. A
 // task requeued since it was selected (a discarded one) is left whole: the
 // rows to delete are read again, locked, inside the deleting transaction.
-func (s *store) purgeIDs(ctx context.Context, ids []int64, cutoff Millis) (int, error) {
-	in, args := inList(ids)
+func (s *Store) PurgeIDs(ctx context.Context, ids []int64, cutoff Millis) (int, error) {
+	in, args := InList(ids)
 	lock := ""
 	if s.dialect == DialectMySQL {
 		lock = " FOR UPDATE" // SQLite: BEGIN IMMEDIATE already excludes writers
@@ -559,7 +553,7 @@ func (s *store) purgeIDs(ctx context.Context, ids []int64, cutoff Millis) (int, 
 		if n == 0 {
 			return nil
 		}
-		in, args := inList(del)
+		in, args := InList(del)
 		if _, err := tx.ExecContext(ctx, "DELETE FROM argo_task WHERE id IN "+in, args...); err != nil {
 			return err
 		}
@@ -572,11 +566,21 @@ func (s *store) purgeIDs(ctx context.Context, ids []int64, cutoff Millis) (int, 
 	return n, nil
 }
 
-// inList renders "(?, ?, …)" and its arguments.
-func inList[T any](xs []T) (string, []any) {
+// InList renders "(?, ?, …)" and its arguments.
+func InList[T any](xs []T) (string, []any) {
 	args := make([]any, len(xs))
 	for i, x := range xs {
 		args[i] = x
 	}
 	return "(" + strings.TrimSuffix(strings.Repeat("?, ", len(xs)), ", ") + ")", args
+}
+
+// TaskState returns the state of task id; found is false when no such row
+// is visible (not committed yet, rolled back, or purged).
+func (s *Store) TaskState(ctx context.Context, id int64) (state State, found bool, err error) {
+	err = s.db.GetContext(ctx, &state, "SELECT task_status FROM argo_task WHERE id = ?", id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	return state, err == nil, err
 }

@@ -1,4 +1,4 @@
-package runtime
+package storage
 
 import (
 	"context"
@@ -26,7 +26,7 @@ var errRequeueRaced = errors.New("argo: requeue raced")
 // requeueRecorded moves a dead or discarded task back to pending with a
 // fresh attempt budget, due at now, and records who requeued it and why,
 // in the same transaction.
-func (s *store) requeueRecorded(ctx context.Context, id int64, reason, who string, now Millis) error {
+func (s *Store) RequeueRecorded(ctx context.Context, id int64, reason, who string, now Millis) error {
 	if r := []rune(who); len(r) > maxWorkerRunes {
 		who = string(r[:maxWorkerRunes])
 	}
@@ -35,7 +35,7 @@ func (s *store) requeueRecorded(ctx context.Context, id int64, reason, who strin
 		changed = 0
 		// The record first: it reads the attempt count the update resets.
 		res, err := tx.ExecContext(ctx, "INSERT INTO argo_task_attempt (task_pk, attempt, kind, worker, started_at, finished_at, outcome, error_msg, backoff_ms) SELECT id, execute_times, ?, ?, ?, ?, ?, ?, 0 FROM argo_task WHERE id = ? AND task_status IN (7, 8)",
-			AttemptKindRequeue, who, now, now, OutcomeRequeued, sanitizeErrorText(reason), id)
+			AttemptKindRequeue, who, now, now, OutcomeRequeued, SanitizeErrorText(reason), id)
 		if err != nil {
 			return err
 		}

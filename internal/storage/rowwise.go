@@ -1,4 +1,4 @@
-package runtime
+package storage
 
 import (
 	"context"
@@ -26,7 +26,7 @@ import (
 // ascending id order, so that two such calls lock shared rows in the same
 // order and do not deadlock each other. A deadlock or lock-wait timeout
 // rolls the whole transaction back and it is run again, up to 5 times.
-func (s *store) execRowwise(ctx context.Context, query string, rows [][]any) ([]bool, error) {
+func (s *Store) execRowwise(ctx context.Context, query string, rows [][]any) ([]bool, error) {
 	if len(rows) == 0 {
 		return nil, nil
 	}
@@ -54,16 +54,16 @@ func (s *store) execRowwise(ctx context.Context, query string, rows [][]any) ([]
 	return changed, nil
 }
 
-// rowwiseIsolation is the isolation level of execRowwise's transactions on
+// RowwiseIsolation is the isolation level of execRowwise's transactions on
 // MySQL (and of takeAllOnetrip's): no gap locks.
-const rowwiseIsolation = "READ COMMITTED"
+const RowwiseIsolation = "READ COMMITTED"
 
 // execRowwiseOnetrip is execRowwise in one multi-statement query; the
 // driver reports each statement's affected rows.
-func (s *store) execRowwiseOnetrip(ctx context.Context, query string, rows [][]any) ([]bool, error) {
+func (s *Store) execRowwiseOnetrip(ctx context.Context, query string, rows [][]any) ([]bool, error) {
 	const head = 2 // SET TRANSACTION, START TRANSACTION
 	var b strings.Builder
-	b.WriteString("SET TRANSACTION ISOLATION LEVEL " + rowwiseIsolation + "; START TRANSACTION")
+	b.WriteString("SET TRANSACTION ISOLATION LEVEL " + RowwiseIsolation + "; START TRANSACTION")
 	var args []any
 	for _, r := range rows {
 		b.WriteString("; ")
@@ -84,7 +84,7 @@ func (s *store) execRowwiseOnetrip(ctx context.Context, query string, rows [][]a
 			}
 			return changed, nil
 		}
-		if try == 5 || !isRetryableLockError(err) {
+		if try == 5 || !IsRetryableLockError(err) {
 			return nil, err
 		}
 	}
