@@ -132,7 +132,7 @@ func TestOpenClaimAndHeldStartDoNotBlockInserts(t *testing.T) {
 		leased.ExecuteTimes, leased.LeaseOwner, leased.LeaseUntil = 1, "you", 4999
 		blocked := false
 		for _, task := range []*Task{pending, leased} {
-			_, err := conn.ExecContext(ctx, storage.InsertTaskSQL, storage.InsertArgs(task)...)
+			_, err := conn.ExecContext(ctx, s.Driver().SQL().InsertTask, append(storage.InsertArgs(task), storage.NewSubmitToken())...)
 			switch {
 			case err == nil:
 			case storage.IsRetryableLockError(err):
@@ -179,7 +179,7 @@ func TestOpenClaimAndHeldStartDoNotBlockInserts(t *testing.T) {
 	closeTx(old)
 
 	// After: the claim's and the held start's statements, as execRowwise runs them.
-	conn := open(storage.RowwiseIsolation, func(conn *sqlx.Conn) {
+	conn := open("READ COMMITTED", func(conn *sqlx.Conn) {
 		for _, c := range due {
 			if _, err := conn.ExecContext(ctx, s.ClaimFenceSQL(), "me", Millis(9000), Millis(1000), c.ID, c.State, c.ExecuteTimes, Millis(1000), Millis(1000)); err != nil {
 				t.Fatal(err)

@@ -87,7 +87,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	if err := db.PingContext(ctx); err != nil {
-		return closeOnErr(startPingError(db, dialect, cfg.DSN, err))
+		return closeOnErr(startPingError(db, cfg.DSN, err))
 	}
 	noteClientSide(cfg.Logger, db)
 	if cfg.AutoMigrate {
@@ -99,7 +99,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	st.SetLogger(cfg.Logger)
 	if err := st.CheckSchema(ctx); err != nil {
 		st.Close()
-		return closeOnErr(storage.RuntimeGrantError(db, err))
+		return closeOnErr(st.GrantError(err))
 	}
 	rt := &Runtime{
 		cfg:      cfg,
@@ -123,7 +123,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		rt.alerts.close(context.Background())
 		rt.completer.close()
 		st.Close()
-		return closeOnErr(storage.RuntimeGrantError(db, err))
+		return closeOnErr(st.GrantError(err))
 	}
 	rt.startLoops()
 	rt.log.Info("argo: runtime started", "instance", cfg.InstanceID, "dialect", dialect, "workers", cfg.Workers)
@@ -365,8 +365,8 @@ func (rt *Runtime) SubmitTx(ctx context.Context, tx Execer, c Call) (int64, erro
 		if errors.Is(err, ErrDuplicate) {
 			return t.ID, err
 		}
-		if storage.OutcomeKnown(err) {
-			return 0, notPersisted(t.Name, storage.DescribeLockRefusal(err))
+		if rt.store.OutcomeKnown(err) {
+			return 0, notPersisted(t.Name, rt.store.Driver().DescribeLockRefusal(err))
 		}
 		if err := rt.store.ResolveTxInsert(ctx, tx, t, token, err); err != nil {
 			return 0, err

@@ -323,7 +323,7 @@ func (rt *Runtime) record(f finishing) bool {
 		rt.log.Warn("argo: outcome not recorded: the lease was lost (the task was rescued or changed meanwhile)", "task_id", f.ID, "attempt", f.Attempt, "to", f.To)
 		return false
 	}
-	if !storage.OutcomeKnown(err) { // the write may have landed: find out (record_resolve.go)
+	if !rt.store.OutcomeKnown(err) { // the write may have landed: find out (record_resolve.go)
 		if landed, known := rt.settleFinish(f); known {
 			if !landed {
 				rt.log.Warn("argo: outcome not recorded: the lease was lost (the task was rescued or changed meanwhile)", "task_id", f.ID, "attempt", f.Attempt, "to", f.To)

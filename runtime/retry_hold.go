@@ -6,8 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/argo-retry/argo/internal/storage"
 )
 
 // Held retries. A failed attempt whose retry falls due within
@@ -238,7 +236,7 @@ func (rt *Runtime) startHeldBatch(batch []*heldRetry, now time.Time) {
 	// started retries are then given back unrun (runWhenFree).
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	started, err := rt.store.StartHeld(ctx, rt.cfg.InstanceID, starts, leaseUntil, toMillis(now))
-	if err != nil && !storage.OutcomeKnown(err) {
+	if err != nil && !rt.store.OutcomeKnown(err) {
 		// The start may have landed (its rows now running, leased by this
 		// instance): find out per row before acting (store_resolve.go).
 		started, err = rt.store.ResolveHeldStart(ctx, rt.cfg.InstanceID, starts, leaseUntil, toMillis(now))

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/argo-retry/argo/internal/storage"
+	"github.com/argo-retry/argo/internal/storage/sqlitedriver"
 	"github.com/go-sql-driver/mysql"
 )
 
@@ -63,7 +63,7 @@ func newSQLiteFile(dsn string) string {
 // (none written meanwhile, as by a migrate in another process), removes it:
 // a refused start leaves no empty database file behind.
 func closeRefused(db *sql.DB, created string) {
-	empty := created != "" && storage.SQLiteHoldsNoTable(db, created)
+	empty := created != "" && sqlitedriver.HoldsNoTable(db, created)
 	db.Close()
 	if empty {
 		removeSQLiteFile(created)
@@ -81,7 +81,7 @@ func removeSQLiteFile(path string) {
 // startPingError says why the first connection at Start failed, and what to
 // do: a missing MySQL database or a user without rights on it is not a
 // database out of reach, and a SQLite file that cannot be opened is named.
-func startPingError(db *sql.DB, dialect, dsn string, err error) error {
+func startPingError(db *sql.DB, dsn string, err error) error {
 	var me *mysql.MySQLError
 	if errors.As(err, &me) {
 		name := "<database>"
@@ -95,10 +95,8 @@ func startPingError(db *sql.DB, dialect, dsn string, err error) error {
 			return fmt.Errorf("argo: the MySQL user may not use the database (%w): GRANT SELECT, INSERT, UPDATE, DELETE ON `%s`.* TO the user (docs/mysql.md lists the grants)", err, name)
 		}
 	}
-	if dialect == DialectSQLite {
-		if path := sqliteFile(dsn); path != "" {
-			return fmt.Errorf("argo: cannot open the SQLite file %s (%w): it must be a file (not a directory) this process may read and write, in a directory it may write", path, err)
-		}
+	if path := sqliteFile(dsn); path != "" {
+		return fmt.Errorf("argo: cannot open the SQLite file %s (%w): it must be a file (not a directory) this process may read and write, in a directory it may write", path, err)
 	}
 	return fmt.Errorf("argo: cannot reach the database: %w", err)
 }

@@ -11,13 +11,15 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/argo-retry/argo/internal/storage"
+	"github.com/argo-retry/argo/internal/storage/mysqldriver"
+	"github.com/argo-retry/argo/internal/storage/sqlitedriver"
 	_ "modernc.org/sqlite" // the embedded default database
 )
 
 // Dialect names for Config.Dialect and OpenDB.
 const (
-	DialectMySQL  = storage.DialectMySQL
-	DialectSQLite = storage.DialectSQLite
+	DialectMySQL  = mysqldriver.Name
+	DialectSQLite = sqlitedriver.Name
 )
 
 // sqliteWriteLocks maps each *sql.DB opened by OpenDB on a SQLite file to
@@ -107,16 +109,20 @@ func OpenDB(dsn string) (*sql.DB, string, error) {
 	return nil, "", fmt.Errorf(`argo: DSN %q: want "sqlite:PATH" (embedded default) or "mysql:user:password@tcp(host:3306)/dbname"`, RedactDSN(dsn))
 }
 
+// The engines argo runs on: each driver registers itself with storage.
+var _ = []storage.Driver{(*mysqldriver.Driver)(nil), (*sqlitedriver.Driver)(nil)}
+
 // newStore is the storage.Store over db with what OpenDB recorded about
 // the handle: the write lock of its SQLite file, the settings of its MySQL
 // connection (for the one-trip pool).
 func newStore(db *sql.DB, dialect string) *storage.Store {
-	opts := storage.Options{OpenMultiStatement: func() *sql.DB { return openOnetrip(db) }}
-	if dialect == DialectSQLite {
-		mu, _ := sqliteWriteLocks.LoadOrStore(db, &sync.Mutex{})
-		opts.WriteLock = mu.(*sync.Mutex)
-	}
-	return storage.New(db, dialect, opts)
+	// Every Store on one handle shares its write lock (the SQLite driver
+	// queues this process's writers on it; the MySQL driver takes none).
+	mu, _ := sqliteWriteLocks.LoadOrStore(db, &sync.Mutex{})
+	return storage.New(db, dialect, storage.Options{
+		WriteLock:          mu.(*sync.Mutex),
+		OpenMultiStatement: func() *sql.DB { return openOnetrip(db) },
+	})
 }
 
 // SchemaError says the argo tables are missing or out of date, and what to apply.

@@ -430,7 +430,7 @@ func TestStoreConformance(t *testing.T) {
 			// restarts), and attempt 1 of the second round succeeded.
 			task := sampleTask("r", StatePending, 1, 0)
 			mustInsert(t, s, task)
-			if err := storage.InsertAttempt(ctx, dbx(s), &Attempt{TaskPK: task.ID, Attempt: 1, Kind: "attempt", Worker: "w1", StartedAt: 5, FinishedAt: 6, Outcome: OutcomeFailed, Error: "down"}); err != nil {
+			if err := s.InsertAttempt(ctx, dbx(s), &Attempt{TaskPK: task.ID, Attempt: 1, Kind: "attempt", Worker: "w1", StartedAt: 5, FinishedAt: 6, Outcome: OutcomeFailed, Error: "down"}); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := dbx(s).ExecContext(ctx, "UPDATE argo_task SET task_status = 3, execute_times = 1, attempt_started_at = 50, attempt_worker = 'w2', gmt_modified = 60 WHERE id = ?", task.ID); err != nil {
@@ -531,7 +531,7 @@ func TestStoreConformance(t *testing.T) {
 			keepDead := sampleTask("p", StateDead, 100, 0)
 			young := sampleTask("p", StateSucceeded, 5000, 0)
 			mustInsert(t, s, keepDead, young)
-			if err := storage.InsertAttempt(ctx, dbx(s), &Attempt{TaskPK: young.ID, Attempt: 1, Kind: "attempt", Outcome: "succeeded"}); err != nil {
+			if err := s.InsertAttempt(ctx, dbx(s), &Attempt{TaskPK: young.ID, Attempt: 1, Kind: "attempt", Outcome: "succeeded"}); err != nil {
 				t.Fatal(err)
 			}
 			n, err := s.Purge(ctx, 1000, 10)
@@ -565,7 +565,7 @@ func TestStoreConformance(t *testing.T) {
 			gone, back := sampleTask("p", StateDiscarded, 100, 0), sampleTask("p", StateDiscarded, 100, 0)
 			mustInsert(t, s, gone, back)
 			for _, task := range []*Task{gone, back} {
-				if err := storage.InsertAttempt(ctx, dbx(s), &Attempt{TaskPK: task.ID, Attempt: 1, Kind: "attempt", Outcome: OutcomeFailed}); err != nil {
+				if err := s.InsertAttempt(ctx, dbx(s), &Attempt{TaskPK: task.ID, Attempt: 1, Kind: "attempt", Outcome: OutcomeFailed}); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -22,9 +22,6 @@ type DeadHold struct {
 // instance.
 func (s *Store) DeadHolds(ctx context.Context, self string, cutoff, now Millis) ([]DeadHold, error) {
 	var rows []DeadHold
-	err := s.db.SelectContext(ctx, &rows, "SELECT lease_owner, COUNT(*) AS tasks, MAX(lease_until) AS until_ms FROM argo_task"+
-		" WHERE task_status = 2 AND lease_until > ?"+
-		" AND lease_owner NOT IN (SELECT instance_id FROM argo_instance WHERE heartbeat_at >= ? AND instance_id <> ?)"+
-		" GROUP BY lease_owner ORDER BY lease_owner", now, cutoff, self)
+	err := s.db.SelectContext(ctx, &rows, s.sql.DeadHolds, now, cutoff, self)
 	return rows, err
 }

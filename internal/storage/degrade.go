@@ -38,12 +38,12 @@ func (s *Store) logger() *slog.Logger {
 // finish applies f (see finishAsIs) and degrades around a refusal for its data.
 func (s *Store) Finish(ctx context.Context, f Finishing, now Millis) error {
 	err := s.FinishAsIs(ctx, f, now)
-	if !IsDataError(err) {
+	if !s.d.IsDataError(err) {
 		return err
 	}
 	s.logRefused("finish", f, err)
 	err = s.FinishAsIs(ctx, f.withTextsReplaced(err), now)
-	if IsDataError(err) {
+	if s.d.IsDataError(err) {
 		s.logger().Error("argo: outcome refused by the database even with its error texts replaced; not retried: the lease will expire and the task be rescued", "task_id", f.ID, "attempt", f.Attempt, "to", f.To, "error", err)
 		return fmt.Errorf("%w: task %d: %v", ErrDataRefused, f.ID, err)
 	}
@@ -55,7 +55,7 @@ func (s *Store) Finish(ctx context.Context, f Finishing, now Millis) error {
 // own, each with its own degrade.
 func (s *Store) FinishBatch(ctx context.Context, fs []Finishing, now Millis) ([]error, error) {
 	errs, err := s.FinishBatchAsIs(ctx, fs, now)
-	if !IsDataError(err) {
+	if !s.d.IsDataError(err) {
 		return errs, err
 	}
 	errs = make([]error, len(fs))
@@ -69,12 +69,12 @@ func (s *Store) FinishBatch(ctx context.Context, fs []Finishing, now Millis) ([]
 // refusal for its data.
 func (s *Store) Rescue(ctx context.Context, f Finishing, leaseUntil, now Millis) error {
 	err := s.RescueAsIs(ctx, f, leaseUntil, now)
-	if !IsDataError(err) {
+	if !s.d.IsDataError(err) {
 		return err
 	}
 	s.logRefused("lease rescue", f, err)
 	err = s.RescueAsIs(ctx, f.withTextsReplaced(err), leaseUntil, now)
-	if IsDataError(err) {
+	if s.d.IsDataError(err) {
 		s.logger().Error("argo: lease rescue refused by the database even with its error texts replaced", "task_id", f.ID, "attempt", f.Attempt, "to", f.To, "error", err)
 		return fmt.Errorf("%w: task %d: %v", ErrDataRefused, f.ID, err)
 	}

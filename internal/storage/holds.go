@@ -30,7 +30,7 @@ func (s *Store) StartHeld(ctx context.Context, owner string, holds []HeldStart, 
 		h := holds[i]
 		rows[k] = []any{leaseUntil, now, h.ID, h.Shard, owner, h.Attempt, h.HoldUntil}
 	}
-	changed, err := s.execRowwise(ctx, s.HeldStartSQL(), rows)
+	changed, err := s.execRowwise(ctx, s.sql.StartHeld, rows)
 	if err != nil {
 		return nil, err
 	}
@@ -40,11 +40,9 @@ func (s *Store) StartHeld(ctx context.Context, owner string, holds []HeldStart, 
 	return started, nil
 }
 
-// HeldStartSQL starts one held retry: arguments lease_until, now, then the
-// Fence (id, shard, owner, attempt, hold).
-func (s *Store) HeldStartSQL() string {
-	return "UPDATE " + s.byID() + " SET execute_times = execute_times + 1, task_status = 1, lease_until = ?, gmt_modified = ? WHERE id = ? AND shard_key = ? AND task_status = 2 AND lease_owner = ? AND execute_times = ? AND lease_until = ?"
-}
+// HeldStartSQL starts one held retry (Statements.StartHeld): arguments
+// lease_until, now, then the fence (id, shard, owner, attempt, hold).
+func (s *Store) HeldStartSQL() string { return s.sql.StartHeld }
 
 // HeldStart fences the start of one held retry.
 type HeldStart struct {
@@ -61,7 +59,6 @@ func (s *Store) ReleaseHolds(ctx context.Context, owner string, ids []int64) err
 	if len(ids) == 0 {
 		return nil
 	}
-	in, args := InList(ids)
-	_, err := s.exec(ctx, "UPDATE "+s.byID()+" SET lease_owner = '', lease_until = 0 WHERE task_status = 2 AND lease_owner = ? AND id IN "+in, append([]any{owner}, args...)...)
+	_, err := s.exec(ctx, s.sql.ReleaseHolds(len(ids)), append([]any{owner}, anySlice(ids)...)...)
 	return err
 }

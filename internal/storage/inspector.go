@@ -141,7 +141,7 @@ func (s *Store) CountByState(ctx context.Context) (map[State]int, error) {
 		State State `db:"task_status"`
 		N     int   `db:"n"`
 	}
-	if err := s.db.SelectContext(ctx, &rows, "SELECT task_status, COUNT(*) AS n FROM argo_task GROUP BY task_status"); err != nil {
+	if err := s.db.SelectContext(ctx, &rows, s.sql.CountByState); err != nil {
 		return nil, fmt.Errorf("argo: count tasks: %w", err)
 	}
 	out := map[State]int{}
@@ -157,7 +157,7 @@ func (s *Store) List(ctx context.Context, f Filter) ([]*Task, error) {
 	where, args := f.where()
 	page, pargs := f.paging()
 	var out []*Task
-	if err := s.db.SelectContext(ctx, &out, "SELECT "+TaskColumns+" FROM argo_task WHERE "+where+page, append(args, pargs...)...); err != nil {
+	if err := s.db.SelectContext(ctx, &out, s.sql.ListTasks(where, page), append(args, pargs...)...); err != nil {
 		return nil, fmt.Errorf("argo: list tasks: %w", err)
 	}
 	return out, nil
@@ -167,7 +167,7 @@ func (s *Store) List(ctx context.Context, f Filter) ([]*Task, error) {
 func (s *Store) Count(ctx context.Context, f Filter) (int, error) {
 	where, args := f.where()
 	var n int
-	if err := s.db.GetContext(ctx, &n, "SELECT COUNT(*) FROM argo_task WHERE "+where, args...); err != nil {
+	if err := s.db.GetContext(ctx, &n, s.sql.CountTasks(where), args...); err != nil {
 		return 0, fmt.Errorf("argo: count tasks: %w", err)
 	}
 	return n, nil
@@ -178,7 +178,7 @@ func (s *Store) IDs(ctx context.Context, f Filter) ([]int64, error) {
 	where, args := f.where()
 	page, pargs := f.paging()
 	var ids []int64
-	if err := s.db.SelectContext(ctx, &ids, "SELECT id FROM argo_task WHERE "+where+page, append(args, pargs...)...); err != nil {
+	if err := s.db.SelectContext(ctx, &ids, s.sql.TaskIDs(where, page), append(args, pargs...)...); err != nil {
 		return nil, fmt.Errorf("argo: select tasks: %w", err)
 	}
 	return ids, nil
@@ -187,7 +187,7 @@ func (s *Store) IDs(ctx context.Context, f Filter) ([]int64, error) {
 // TaskNames returns the distinct task names in argo_task, sorted.
 func (s *Store) TaskNames(ctx context.Context) ([]string, error) {
 	var names []string
-	if err := s.db.SelectContext(ctx, &names, "SELECT DISTINCT task_id FROM argo_task ORDER BY task_id"); err != nil {
+	if err := s.db.SelectContext(ctx, &names, s.sql.TaskNames); err != nil {
 		return nil, fmt.Errorf("argo: task names: %w", err)
 	}
 	return names, nil
@@ -201,7 +201,7 @@ func (s *Store) Stats(ctx context.Context, now time.Time, window time.Duration) 
 	}
 	st := &Stats{At: now, Window: window, ByState: map[State]int{}}
 	db := s.db
-	if err := db.SelectContext(ctx, &st.ByName, "SELECT task_id, task_status, COUNT(*) AS n FROM argo_task GROUP BY task_id, task_status ORDER BY task_id, task_status"); err != nil {
+	if err := db.SelectContext(ctx, &st.ByName, s.sql.CountByNameAndState); err != nil {
 		return nil, fmt.Errorf("argo: stats: %w", err)
 	}
 	for _, c := range st.ByName {
@@ -215,7 +215,7 @@ func (s *Store) Stats(ctx context.Context, now time.Time, window time.Duration) 
 		State State  `db:"task_status"`
 		Due   Millis `db:"execute_time"`
 	}
-	if err := db.SelectContext(ctx, &due, "SELECT id, task_id, task_status, execute_time FROM argo_task WHERE task_status IN (0, 2) AND execute_time <= ? ORDER BY execute_time, id LIMIT 1", ToMillis(now)); err != nil {
+	if err := db.SelectContext(ctx, &due, s.sql.OldestDue, ToMillis(now)); err != nil {
 		return nil, fmt.Errorf("argo: stats: oldest due task: %w", err)
 	}
 	if len(due) == 1 {
@@ -228,12 +228,12 @@ func (s *Store) Stats(ctx context.Context, now time.Time, window time.Duration) 
 		N      int           `db:"n"`
 		Failed sql.NullInt64 `db:"failed"`
 	}
-	if err := db.GetContext(ctx, &att, "SELECT COUNT(*) AS n, SUM(CASE WHEN outcome = ? THEN 0 ELSE 1 END) AS failed FROM argo_task_attempt WHERE kind = 'attempt' AND finished_at >= ?", OutcomeSucceeded, since); err != nil {
+	if err := db.GetContext(ctx, &att, s.sql.AttemptsSince, OutcomeSucceeded, since); err != nil {
 		return nil, fmt.Errorf("argo: stats: attempts: %w", err)
 	}
 	// Succeeded attempts are recorded on their task rows (migration 000002).
 	var onRow int
-	if err := db.GetContext(ctx, &onRow, "SELECT COUNT(*) FROM argo_task WHERE task_status = ? AND gmt_modified >= ? AND attempt_started_at > 0", StateSucceeded, since); err != nil {
+	if err := db.GetContext(ctx, &onRow, s.sql.SucceededOnRowSince, since); err != nil {
 		return nil, fmt.Errorf("argo: stats: succeeded attempts: %w", err)
 	}
 	st.Attempts, st.FailedAttempts = att.N+onRow, int(att.Failed.Int64)
@@ -245,7 +245,7 @@ func (s *Store) Stats(ctx context.Context, now time.Time, window time.Duration) 
 		N    int           `db:"n"`
 		Dead sql.NullInt64 `db:"dead"`
 	}
-	if err := db.GetContext(ctx, &fin, "SELECT COUNT(*) AS n, SUM(CASE WHEN task_status = ? THEN 1 ELSE 0 END) AS dead FROM argo_task WHERE task_status IN (?, ?, ?) AND gmt_modified >= ?", StateDead, StateSucceeded, StateRecovered, StateDead, since); err != nil {
+	if err := db.GetContext(ctx, &fin, s.sql.FinishedSince, since); err != nil {
 		return nil, fmt.Errorf("argo: stats: finished tasks: %w", err)
 	}
 	st.Finished, st.Dead = fin.N, int(fin.Dead.Int64)

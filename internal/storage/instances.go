@@ -17,12 +17,12 @@ type Instance struct {
 // insert of the same row is no error).
 func (s *Store) RecordHeartbeat(ctx context.Context, id string, names []string, now Millis) error {
 	joined := strings.Join(names, "\n")
-	n, err := s.exec(ctx, "UPDATE argo_instance SET heartbeat_at = ?, task_names = ? WHERE instance_id = ?", now, joined, id)
+	n, err := s.exec(ctx, s.sql.UpdateInstance, now, joined, id)
 	if err != nil {
 		return err
 	}
 	if n == 0 {
-		if _, err := s.exec(ctx, "INSERT INTO argo_instance (instance_id, heartbeat_at, started_at, task_names) VALUES (?, ?, ?, ?)", id, now, now, joined); err != nil && !IsDuplicate(err) {
+		if _, err := s.exec(ctx, s.sql.InsertInstance, id, now, now, joined); err != nil && !s.d.IsDuplicate(err) {
 			return err
 		}
 	}
@@ -36,7 +36,7 @@ func (s *Store) LiveInstances(ctx context.Context, cutoff Millis) ([]Instance, e
 		ID    string `db:"instance_id"`
 		Names string `db:"task_names"`
 	}
-	if err := s.db.SelectContext(ctx, &rows, "SELECT instance_id, task_names FROM argo_instance WHERE heartbeat_at >= ? ORDER BY instance_id", cutoff); err != nil {
+	if err := s.db.SelectContext(ctx, &rows, s.sql.LiveInstances, cutoff); err != nil {
 		return nil, err
 	}
 	out := make([]Instance, len(rows))
@@ -49,6 +49,6 @@ func (s *Store) LiveInstances(ctx context.Context, cutoff Millis) ([]Instance, e
 // RemoveInstance deletes the row of instance id (it is stopping: the
 // others take its shards without waiting for it to time out).
 func (s *Store) RemoveInstance(ctx context.Context, id string) error {
-	_, err := s.exec(ctx, "DELETE FROM argo_instance WHERE instance_id = ?", id)
+	_, err := s.exec(ctx, s.sql.DeleteInstance, id)
 	return err
 }

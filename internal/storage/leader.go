@@ -6,7 +6,7 @@ import "context"
 // holds it already or the role is free or expired at now, and reports
 // whether holder holds it.
 func (s *Store) TryLead(ctx context.Context, name, holder string, now, expiresAt Millis) (bool, error) {
-	n, err := s.exec(ctx, "UPDATE argo_leader SET holder = ?, expires_at = ? WHERE name = ? AND (holder = ? OR expires_at < ?)",
+	n, err := s.exec(ctx, s.sql.TakeLeader,
 		holder, expiresAt, name, holder, now)
 	if err != nil {
 		return false, err
@@ -14,11 +14,11 @@ func (s *Store) TryLead(ctx context.Context, name, holder string, now, expiresAt
 	if n > 0 {
 		return true, nil
 	}
-	_, err = s.exec(ctx, "INSERT INTO argo_leader (name, holder, expires_at) VALUES (?, ?, ?)", name, holder, expiresAt)
+	_, err = s.exec(ctx, s.sql.InsertLeader, name, holder, expiresAt)
 	if err == nil {
 		return true, nil
 	}
-	if IsDuplicate(err) {
+	if s.d.IsDuplicate(err) {
 		return false, nil
 	}
 	return false, err
@@ -27,6 +27,6 @@ func (s *Store) TryLead(ctx context.Context, name, holder string, now, expiresAt
 // ReleaseLeader hands the named role over at once if holder holds it: the
 // next instance to ask takes it without waiting for it to expire.
 func (s *Store) ReleaseLeader(ctx context.Context, name, holder string) error {
-	_, err := s.exec(ctx, "DELETE FROM argo_leader WHERE name = ? AND holder = ?", name, holder)
+	_, err := s.exec(ctx, s.sql.DeleteLeader, name, holder)
 	return err
 }

@@ -8,12 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
-	"strings"
 	"time"
-
-	"github.com/go-sql-driver/mysql"
-	"modernc.org/sqlite"
 )
 
 // Writes whose outcome is unknown. A write that fails with a definite
@@ -53,75 +48,6 @@ func NewSubmitToken() []byte {
 // own row is being written or was written, so the outcome is not known yet
 // and the INSERT is run again (resolveInsert) rather than reported refused.
 var errTokenNotVisible = errors.New("argo: the submit token is taken, but its row is not visible yet")
-
-// insertTokenSQL is InsertTaskSQL with the submit token as its last column.
-var insertTokenSQL = func() string {
-	cols, vals, ok := strings.Cut(InsertTaskSQL, ") VALUES (")
-	if !ok {
-		panic("argo: InsertTaskSQL has no VALUES")
-	}
-	return cols + ", submit_token) VALUES (" + strings.TrimSuffix(vals, ")") + ", ?)"
-}()
-
-// OutcomeKnown reports whether a failed write certainly changed nothing: the
-// server refused it (a MySQL error packet, which means the statement, and an
-// autocommit or failed COMMIT, rolled back; a SQLite error other than an
-// interrupt), or no connection could be opened to send it. Everything else
-// (network errors on an open connection, driver.ErrBadConn, context errors,
-// io errors) may have come after the commit.
-func OutcomeKnown(err error) bool {
-	var me *mysql.MySQLError
-	if errors.As(err, &me) {
-		return true
-	}
-	var oe *net.OpError
-	if errors.As(err, &oe) && oe.Op == "dial" {
-		return true // nothing was sent
-	}
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		return se.Code()&0xff != 9 // SQLITE_INTERRUPT: a canceled context
-	}
-	return false
-}
-
-// IsSubmitLockError reports a refusal caused by concurrent locking, after
-// which the whole transaction was rolled back and trying again is right:
-// deadlock or Galera certification failure (1213), lock wait timeout
-// (1205), Group Replication's rollback (3101), SQLite busy or locked.
-func IsSubmitLockError(err error) bool {
-	var me *mysql.MySQLError
-	if errors.As(err, &me) {
-		return me.Number == 1213 || me.Number == 1205 || me.Number == 3101
-	}
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		return se.Code()&0xff == 5 || se.Code()&0xff == 6
-	}
-	return false
-}
-
-// IsLastingRefusal reports a refusal that the same statement meets every
-// time (its data, rights, the schema), so that the first run of a statement
-// run again was refused too: any refusal by the server but lock conflicts
-// and the server's passing states (too many connections, shutting down,
-// connection killed, read-only during a failover, interrupted). A failure to
-// connect is no refusal: the server may be back later.
-func IsLastingRefusal(err error) bool {
-	if IsSubmitLockError(err) {
-		return false
-	}
-	var me *mysql.MySQLError
-	if errors.As(err, &me) {
-		switch me.Number {
-		case 1040, 1053, 1152, 1184, 1290, 1317, 1836, 1927, 4031:
-			return false
-		}
-		return true
-	}
-	var se *sqlite.Error
-	return errors.As(err, &se) && se.Code()&0xff != 9 // not an interrupt
-}
 
 // lockBackoff is the jittered wait before try (2, 3, …) of a write refused
 // by a lock conflict: half to all of 2 ms doubling, capped at 200 ms.
@@ -176,12 +102,12 @@ func (s *Store) SubmitInsert(ctx context.Context, t *Task, token []byte) (resolv
 	}
 	rctx, cancel := ResolveContext(ctx, SubmitResolveFloor)
 	defer cancel()
-	ambiguous := !OutcomeKnown(err)
+	ambiguous := !s.d.OutcomeKnown(err)
 	for try := 2; ; try++ {
 		switch {
 		case ambiguous:
 			return true, s.ResolveInsert(rctx, t, token, err)
-		case !IsSubmitLockError(err) || try > maxSubmitLockTries:
+		case !s.d.IsSubmitLockError(err) || try > maxSubmitLockTries:
 			return false, err // refused: nothing written
 		case !sleepCtx(rctx, lockBackoff(try)):
 			return false, err
@@ -190,7 +116,7 @@ func (s *Store) SubmitInsert(ctx context.Context, t *Task, token []byte) (resolv
 		if err == nil || errors.Is(err, ErrDuplicate) {
 			return false, err
 		}
-		ambiguous = !OutcomeKnown(err)
+		ambiguous = !s.d.OutcomeKnown(err)
 	}
 }
 
@@ -203,7 +129,7 @@ func (s *Store) ResolveTxInsert(ctx context.Context, tx Execer, t *Task, token [
 	rctx, cancel := ResolveContext(ctx, SubmitResolveFloor)
 	defer cancel()
 	if _, isTx := tx.(interface{ Commit() error }); isTx {
-		if _, derr := tx.ExecContext(rctx, "DELETE FROM argo_task WHERE submit_token = ?", token); derr != nil {
+		if _, derr := tx.ExecContext(rctx, s.sql.DeleteBySubmitToken, token); derr != nil {
 			return NotPersisted(t.Name, fmt.Errorf("%w (the connection failed mid-statement and your transaction can no longer commit: run it again from BEGIN)", err))
 		}
 		return NotPersisted(t.Name, fmt.Errorf("%w (the INSERT's answer was lost; the row was taken out of your transaction again, which can still commit)", err))
@@ -234,7 +160,7 @@ func (s *Store) ResolveInsert(ctx context.Context, t *Task, token []byte, last e
 		}
 		err := s.InsertToken(ctx, nil, t, token)
 		switch {
-		case err == nil || errors.Is(err, ErrDuplicate) || IsLastingRefusal(err):
+		case err == nil || errors.Is(err, ErrDuplicate) || s.d.IsLastingRefusal(err):
 			return err
 		case ctx.Err() != nil:
 			return &UnresolvedError{Last: lastCause(err, last)}
@@ -254,7 +180,7 @@ func lastCause(err, last error) error {
 // submitTokenID returns the id of the row written with token, or 0.
 func (s *Store) SubmitTokenID(ctx context.Context, token []byte) (int64, error) {
 	var id int64
-	err := s.db.GetContext(ctx, &id, "SELECT id FROM argo_task WHERE submit_token = ?", token)
+	err := s.db.GetContext(ctx, &id, s.sql.TaskIDBySubmitToken, token)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}
@@ -265,15 +191,14 @@ func (s *Store) SubmitTokenID(ctx context.Context, token []byte) (int64, error) 
 // for its first attempt, found only by resolution: it runs only if the row
 // is still that first attempt, leased by owner (not rescued meanwhile).
 func (s *Store) ConfirmSubmitLease(ctx context.Context, id int64, owner string, leaseUntil Millis) (bool, error) {
-	const fence = " WHERE id = ? AND task_status = 1 AND lease_owner = ? AND execute_times = 1 AND attempt_started_at = 0"
-	n, err := s.exec(ctx, "UPDATE "+s.byID()+" SET lease_until = ?"+fence, leaseUntil, id, owner)
+	n, err := s.exec(ctx, s.sql.ConfirmSubmitLease, leaseUntil, id, owner)
 	if err != nil || n == 1 {
 		return n == 1, err
 	}
 	// MySQL counts a row whose lease_until already was leaseUntil (written
 	// in the same millisecond) as unchanged: look again.
 	var held int
-	err = s.db.GetContext(ctx, &held, "SELECT COUNT(*) FROM argo_task"+fence+" AND lease_until = ?", id, owner, leaseUntil)
+	err = s.db.GetContext(ctx, &held, s.sql.SubmitLeaseHeld, id, owner, leaseUntil)
 	return held == 1, err
 }
 
@@ -316,7 +241,6 @@ func (s *Store) readBackHeldStarts(ctx context.Context, owner string, holds []He
 	if len(ids) == 0 {
 		return nil
 	}
-	in, args := InList(ids)
 	var rows []struct {
 		ID          int64  `db:"id"`
 		State       State  `db:"task_status"`
@@ -325,7 +249,7 @@ func (s *Store) readBackHeldStarts(ctx context.Context, owner string, holds []He
 		LeaseUntil  Millis `db:"lease_until"`
 		GmtModified Millis `db:"gmt_modified"`
 	}
-	if err := s.db.SelectContext(ctx, &rows, "SELECT id, task_status, lease_owner, execute_times, lease_until, gmt_modified FROM argo_task WHERE id IN "+in, args...); err != nil {
+	if err := s.db.SelectContext(ctx, &rows, s.sql.HeldStartStates(len(ids)), anySlice(ids)...); err != nil {
 		return err
 	}
 	for _, r := range rows {
@@ -344,9 +268,9 @@ func (s *Store) readBackHeldStarts(ctx context.Context, owner string, holds []He
 // applied f), else by the task row's post-state (state, attempt count, due
 // time, owner or hold, and the attempt's start and worker for an attempt).
 func (s *Store) FinishLanded(ctx context.Context, f Finishing) (bool, error) {
-	if a := f.historyRow(); a != nil {
+	if a := f.HistoryRow(); a != nil {
 		var n int
-		err := s.db.GetContext(ctx, &n, "SELECT COUNT(*) FROM argo_task_attempt WHERE task_pk = ? AND attempt = ? AND kind = ? AND worker = ? AND started_at = ? AND finished_at = ? AND outcome = ?",
+		err := s.db.GetContext(ctx, &n, s.sql.AttemptRecorded,
 			a.TaskPK, a.Attempt, a.Kind, a.Worker, a.StartedAt, a.FinishedAt, a.Outcome)
 		return n > 0, err
 	}
@@ -372,20 +296,4 @@ func (s *Store) FinishLanded(ctx context.Context, f Finishing) (bool, error) {
 	}
 	// (Not the messages: the Store may sanitise or truncate what it writes.)
 	return ok, nil
-}
-
-// DescribeLockRefusal explains a lock refusal of an INSERT written into the
-// caller's transaction, which argo cannot retry.
-func DescribeLockRefusal(err error) error {
-	var me *mysql.MySQLError
-	if !errors.As(err, &me) {
-		return err
-	}
-	switch me.Number {
-	case 1213, 3101:
-		return fmt.Errorf("%w (the database rolled back your whole transaction: run it again from BEGIN)", err)
-	case 1205:
-		return fmt.Errorf("%w (the INSERT was rolled back; your transaction is rolled back too if innodb_rollback_on_timeout is ON: run it again from BEGIN)", err)
-	}
-	return err
 }

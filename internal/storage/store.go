@@ -1,51 +1,34 @@
-// Package storage is what argo does with a database: every statement it
-// runs (task inserts and claims, fenced finishes, lease renewal and rescue,
-// held retries, purge, instances, leader election, the database clock, the
-// operators' queries, schema checks and migrations) and the engine-side
-// rules around them: transactions retried on lock errors, writes whose
-// outcome is unknown resolved with submit tokens, writes refused for their
-// data degraded, error texts sanitised before they are written. The runtime
-// holds a *Store and never writes SQL itself.
+// Package storage is what argo does with a database, independent of the
+// engine: the task lifecycle's writes (inserts with submit tokens, claims,
+// fenced finishes, lease renewal and rescue, held retries, purge), the
+// instances and leader rows, the database clock, the operators' queries,
+// schema checks and migrations; and the rules around them: transactions run
+// again on lock errors, writes whose outcome is unknown resolved with submit
+// tokens, writes refused for their data degraded, error texts sanitised
+// before they are written, state sets built from the argotype constants.
+//
+// Every statement and every engine trait comes from a Driver (driver.go),
+// one package per engine: internal/storage/mysqldriver (MySQL, MariaDB,
+// Galera) and internal/storage/sqlitedriver. The runtime holds a *Store and
+// never writes SQL itself.
 package storage
 
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"sort"
-	"strconv"
-	"strings"
 	"sync"
 
-	"github.com/go-sql-driver/mysql"
 	"github.com/jmoiron/sqlx"
-	_ "modernc.org/sqlite" // the embedded default database
-
-	argosql "github.com/argo-retry/argo/sql"
 )
 
-// Store is every statement argo runs. Both databases take the same SQL
-// (with ? placeholders) except the claim, which is the dialect's own.
-// On SQLite every write runs in a BEGIN IMMEDIATE transaction (the DSN sets
-// _txlock=immediate), so concurrent writers queue on busy_timeout instead of
-// failing with SQLITE_BUSY.
+// Store is every operation argo runs on its tables, over one handle and
+// the Driver of its engine.
 type Store struct {
-	db      *sqlx.DB
-	dialect string
-	// writeMu serialises this process's writes to one SQLite file, so its
-	// writers queue on a mutex instead of sleeping in SQLite's busy handler.
-	// nil on MySQL.
-	writeMu *sync.Mutex
-	// onetrip is a small MySQL pool with multi-statement queries on, for a
-	// lone finish in one round trip (onetrip.go), opened on first use;
-	// nil when unavailable.
-	onetrip     *sql.DB
-	onetripOnce sync.Once
-	openOnetrip func() *sql.DB
-	noOnetrip   bool // tests: take the transaction path
+	db  *sqlx.DB
+	d   Driver
+	sql *Statements
 	// log receives the ERROR of a write refused for its data (degrade.go);
 	// slog.Default() when nil.
 	log *slog.Logger
@@ -55,79 +38,105 @@ type Store struct {
 type Options struct {
 	// WriteLock serialises this process's writes to a SQLite file; every
 	// handle on the same file must share it. nil: a lock of this Store's
-	// own. Unused on MySQL.
+	// own. Engines without a process write lock ignore it.
 	WriteLock *sync.Mutex
 	// OpenMultiStatement opens, on first use, a small pool on the same MySQL
 	// database with multi-statement queries on (the one-trip path: a batch
 	// of finishes or claims in one round trip). nil, or returning nil: every
 	// write takes the transaction path, which is correct, only slower.
+	// Engines without a one-trip path ignore it.
 	OpenMultiStatement func() *sql.DB
 	// Logger receives the ERROR of a write refused for its data; nil:
 	// slog.Default().
 	Logger *slog.Logger
 }
 
-// New returns the Store over db, an open handle of the dialect
-// (DialectMySQL or DialectSQLite). Close releases what it opened itself,
-// not db.
+// New returns the Store over db, an open handle of the dialect (a
+// registered driver's name: "mysql", "sqlite"). Close releases what it
+// opened itself, not db. An unknown dialect is a programming error: New
+// panics, saying which dialects there are (Known tells beforehand).
 func New(db *sql.DB, dialect string, opts Options) *Store {
-	s := &Store{db: sqlx.NewDb(db, dialect), dialect: dialect, openOnetrip: opts.OpenMultiStatement, log: opts.Logger}
-	if dialect == DialectSQLite {
-		s.writeMu = opts.WriteLock
-		if s.writeMu == nil {
-			s.writeMu = &sync.Mutex{}
-		}
+	d, err := openDriver(db, dialect, opts)
+	if err != nil {
+		panic(err.Error())
 	}
-	return s
+	return NewWithDriver(db, d, opts)
+}
+
+// NewWithDriver returns the Store over db with the given driver.
+func NewWithDriver(db *sql.DB, d Driver, opts Options) *Store {
+	return &Store{db: sqlx.NewDb(db, d.Name()), d: d, sql: d.SQL(), log: opts.Logger}
+}
+
+// Known reports whether a driver is registered under dialect.
+func Known(dialect string) bool {
+	driversMu.RLock()
+	defer driversMu.RUnlock()
+	_, ok := drivers[dialect]
+	return ok
 }
 
 // DB returns the handle the Store runs on.
 func (s *Store) DB() *sql.DB { return s.db.DB }
 
-// Dialect returns DialectMySQL or DialectSQLite.
-func (s *Store) Dialect() string { return s.dialect }
+// Dialect returns the name of the Store's engine ("mysql", "sqlite").
+func (s *Store) Dialect() string { return s.d.Name() }
+
+// Driver returns the Store's driver.
+func (s *Store) Driver() Driver { return s.d }
 
 // DisableOnetrip makes every write take the transaction path (tests compare
 // both paths). Call it before the first write.
-func (s *Store) DisableOnetrip() { s.noOnetrip = true }
+func (s *Store) DisableOnetrip() { s.d.DisableOneTrip() }
 
-// OnetripInUse reports whether the one-trip pool is open and used (MySQL
-// with OpenMultiStatement), opening it if needed.
-func (s *Store) OnetripInUse() bool { return s.onetripDB() != nil }
+// OnetripInUse reports whether the one-trip path (MySQL's multi-statement
+// pool) is open and used, opening it if needed.
+func (s *Store) OnetripInUse() bool { return s.d.OneTripInUse() }
 
 // Close releases what the Store opened itself (not the shared handle).
-func (s *Store) Close() {
-	s.onetripOnce.Do(func() {}) // no pool opens after close
-	if s.onetrip != nil {
-		s.onetrip.Close()
-	}
+func (s *Store) Close() { s.d.Close() }
+
+// SetLogger sets where the ERROR of a write refused for its data goes (nil:
+// slog.Default()). Call it before the Store is used.
+func (s *Store) SetLogger(l *slog.Logger) { s.log = l }
+
+// conn is the Store's write path as a driver sees it (Conn).
+type conn struct{ s *Store }
+
+func (c conn) DB() *sqlx.DB { return c.s.db }
+func (c conn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	return c.s.exec(ctx, query, args...)
+}
+func (c conn) Write(ctx context.Context, iso sql.IsolationLevel, fn func(tx *sqlx.Tx) error) error {
+	return c.s.writeIso(ctx, iso, fn)
 }
 
-// write runs fn in a transaction (BEGIN IMMEDIATE on SQLite).
+// write runs fn in a transaction at the engine's default isolation.
 func (s *Store) write(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 	return s.writeIso(ctx, sql.LevelDefault, fn)
 }
 
-// writeIso runs fn in a transaction at the given isolation level (MySQL
-// only; SQLite is always serializable). A MySQL deadlock or lock-wait
-// timeout rolls back everything fn did, so fn is run again, up to 5 times.
+// maxLockTries bounds the runs of a transaction the engine rolled back for
+// a lock conflict (deadlock, lock wait timeout).
+const maxLockTries = 5
+
+// writeIso runs fn in a transaction at the given isolation level (where the
+// engine has levels). A lock conflict rolls back everything fn did, so fn
+// is run again, up to maxLockTries times.
 func (s *Store) writeIso(ctx context.Context, iso sql.IsolationLevel, fn func(tx *sqlx.Tx) error) error {
-	var opts *sql.TxOptions
-	if s.dialect == DialectMySQL && iso != sql.LevelDefault {
-		opts = &sql.TxOptions{Isolation: iso}
-	}
+	opts := s.d.TxOptions(iso)
 	for try := 1; ; try++ {
 		err := s.tryWrite(ctx, opts, fn)
-		if err == nil || try == 5 || !IsRetryableLockError(err) {
+		if err == nil || try == maxLockTries || !s.d.IsRetryableLockError(err) {
 			return err
 		}
 	}
 }
 
 func (s *Store) tryWrite(ctx context.Context, opts *sql.TxOptions, fn func(tx *sqlx.Tx) error) error {
-	if s.writeMu != nil {
-		s.writeMu.Lock()
-		defer s.writeMu.Unlock()
+	if mu := s.d.WriteLock(); mu != nil {
+		mu.Lock()
+		defer mu.Unlock()
 	}
 	tx, err := s.db.BeginTxx(ctx, opts)
 	if err != nil {
@@ -140,40 +149,10 @@ func (s *Store) tryWrite(ctx context.Context, opts *sql.TxOptions, fn func(tx *s
 	return tx.Commit()
 }
 
-// IsRetryableLockError reports a MySQL deadlock (1213) or lock-wait timeout (1205).
-func IsRetryableLockError(err error) bool {
-	var me *mysql.MySQLError
-	return errors.As(err, &me) && (me.Number == 1213 || me.Number == 1205)
-}
-
-// IsDataError reports a statement refused for the data it carries, not for
-// the state of the database: retrying it as is fails the same way. MySQL and
-// MariaDB (strict mode): 1406 data too long, 1366 incorrect string value
-// (invalid UTF-8, or a character the column's charset lacks), 1300 invalid
-// character string, 1292 and 1265 value truncated, 1264 and 1690 out of range,
-// 1048 NULL in a NOT NULL column, 1364 no default value, 3140 invalid JSON,
-// 3819 (MySQL) and 4025 (MariaDB) CHECK constraint violated. SQLite: a NOT
-// NULL or CHECK constraint, or a text over its size limit.
-func IsDataError(err error) bool {
-	var me *mysql.MySQLError
-	if errors.As(err, &me) {
-		switch me.Number {
-		case 1406, 1366, 1300, 1292, 1265, 1264, 1690, 1048, 1364, 3140, 3819, 4025:
-			return true
-		}
-		return false
-	}
-	if err == nil {
-		return false
-	}
-	msg := err.Error()
-	return strings.Contains(msg, "NOT NULL constraint failed") || strings.Contains(msg, "CHECK constraint failed") || strings.Contains(msg, "string or blob too big")
-}
-
-// exec runs one write statement in autocommit. (On SQLite a single write
-// statement takes the write lock when it starts, like BEGIN IMMEDIATE, so it
-// waits on busy_timeout rather than failing; writeMu queues this process's
-// writers first.)
+// exec runs one write statement in autocommit, under the engine's write
+// lock. (On SQLite a single write statement takes the file's write lock
+// when it starts, so it waits on busy_timeout rather than failing; the
+// driver's WriteLock queues this process's writers first.)
 func (s *Store) exec(ctx context.Context, query string, args ...any) (int64, error) {
 	res, err := s.execResult(ctx, query, args...)
 	if err != nil {
@@ -183,32 +162,19 @@ func (s *Store) exec(ctx context.Context, query string, args ...any) (int64, err
 }
 
 func (s *Store) execResult(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if s.writeMu != nil {
-		s.writeMu.Lock()
-		defer s.writeMu.Unlock()
+	if mu := s.d.WriteLock(); mu != nil {
+		mu.Lock()
+		defer mu.Unlock()
 	}
 	return s.db.ExecContext(ctx, query, args...)
 }
 
-// schemaProbes select every column argo uses, each under the migration
-// that creates it, so a missing table or an old schema fails the check and
-// names the first file to apply.
-var schemaProbes = []struct{ migration, query string }{
-	{"000001_argo_task.up.sql", "SELECT id, task_status, execute_time, task_parameter, lease_owner, gmt_modified FROM argo_task WHERE 1=0"},
-	{"000001_argo_task.up.sql", "SELECT id, task_pk, attempt, kind, worker, started_at, finished_at, outcome, error_msg, backoff_ms FROM argo_task_attempt WHERE 1=0"},
-	{"000001_argo_task.up.sql", "SELECT instance_id, heartbeat_at, started_at, task_names FROM argo_instance WHERE 1=0"},
-	{"000001_argo_task.up.sql", "SELECT name, holder, expires_at FROM argo_leader WHERE 1=0"},
-	{"000002_attempt_on_task.up.sql", "SELECT " + TaskColumns + " FROM argo_task WHERE 1=0"},
-	{"000003_submit_token.up.sql", "SELECT submit_token FROM argo_task WHERE 1=0"},
-	{"000004_unique_key_bytes.up.sql", UniqueKeyBytesProbe},
-}
-
-// checkSchema fails with the file to apply when the schema is missing or old.
+// CheckSchema fails with the file to apply when the schema is missing or old.
 func (s *Store) CheckSchema(ctx context.Context) error {
-	for _, p := range schemaProbes {
-		rows, err := s.db.QueryContext(ctx, p.query)
+	for _, p := range s.sql.SchemaProbes {
+		rows, err := s.db.QueryContext(ctx, p.Query)
 		if err != nil {
-			return &SchemaError{Dialect: s.dialect, Migration: p.migration, Err: err}
+			return &SchemaError{Dialect: s.d.Name(), Migration: p.Migration, Err: err}
 		}
 		rows.Close()
 	}
@@ -228,154 +194,12 @@ func (e *SchemaError) Error() string {
 
 func (e *SchemaError) Unwrap() error { return e.Err }
 
-// Migrate applies the embedded migrations of the dialect that are not yet
-// recorded in argo_schema_migrations, and returns the files it recorded
-// (MigrateSteps tells those applied by hand before apart). It is idempotent
-// and safe to run from several processes at once (every statement is IF NOT
-// EXISTS, or an ADD COLUMN whose "already exists" error means another
-// process applied it).
-func Migrate(ctx context.Context, db *sql.DB, dialect string) ([]string, error) {
-	steps, err := MigrateSteps(ctx, db, dialect)
-	var files []string
-	for _, s := range steps {
-		files = append(files, s.File)
+// GrantError says which grant the runtime lacked at start, and the GRANT it
+// needs (not a SchemaError: the tables may well be there); any other error
+// is returned as it is.
+func (s *Store) GrantError(err error) error {
+	if gerr := s.d.GrantError(s.db.DB, err, ""); gerr != nil {
+		return gerr
 	}
-	return files, err
+	return err
 }
-
-// MigrationStep is one file Migrate recorded in argo_schema_migrations.
-type MigrationStep struct {
-	File string // e.g. "mysql/000002_attempt_on_task.up.sql"
-	// AlreadyPresent: every table and column the file creates was there
-	// before this call, without a record: the file was applied by hand (or,
-	// as SQLite's 000004, adds nothing to the files before it). Its
-	// statements, all idempotent, ran again, and it is now recorded.
-	AlreadyPresent bool
-}
-
-// MigrateSteps is Migrate, saying for each file whether it was applied by
-// hand before (see MigrationStep).
-func MigrateSteps(ctx context.Context, db *sql.DB, dialect string) ([]MigrationStep, error) {
-	if dialect != DialectMySQL && dialect != DialectSQLite {
-		return nil, fmt.Errorf("argo: migrate: dialect %q unknown", dialect)
-	}
-	if _, err := db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS argo_schema_migrations (version BIGINT NOT NULL PRIMARY KEY, applied_at BIGINT NOT NULL)"); err != nil {
-		if gerr := migrateGrantError(db, "(its record, argo_schema_migrations)", err); gerr != nil {
-			return nil, gerr
-		}
-		return nil, fmt.Errorf("argo: migrate: %w", err)
-	}
-	files, err := fs.Glob(argosql.FS, dialect+"/*.up.sql")
-	if err != nil {
-		return nil, err
-	}
-	sort.Strings(files)
-	var applied []MigrationStep
-	var present map[string]bool // probed once, before this call changes anything
-	for _, f := range files {
-		base := strings.TrimPrefix(f, dialect+"/")
-		version, err := strconv.ParseInt(strings.SplitN(base, "_", 2)[0], 10, 64)
-		if err != nil {
-			return applied, fmt.Errorf("argo: migrate: %s: bad version prefix", f)
-		}
-		var n int
-		if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM argo_schema_migrations WHERE version = ?", version).Scan(&n); err != nil {
-			if gerr := migrateGrantError(db, "(its record, argo_schema_migrations)", err); gerr != nil {
-				return applied, gerr
-			}
-			return applied, fmt.Errorf("argo: migrate: %w", err)
-		}
-		if n > 0 {
-			continue
-		}
-		if present == nil {
-			present = presentMigrations(ctx, db)
-		}
-		body, err := argosql.FS.ReadFile(f)
-		if err != nil {
-			return applied, err
-		}
-		for _, stmt := range SplitStatements(string(body)) {
-			if _, err := db.ExecContext(ctx, stmt); err != nil && !isDuplicateColumn(err) {
-				if gerr := migrateGrantError(db, f, err); gerr != nil {
-					return applied, gerr
-				}
-				return applied, fmt.Errorf("argo: migrate %s: %w\n%s", f, err, stmt)
-			}
-		}
-		if _, err := db.ExecContext(ctx, "INSERT INTO argo_schema_migrations (version, applied_at) VALUES (?, ?)", version, nowMillis()); err != nil && !IsDuplicate(err) {
-			if gerr := migrateGrantError(db, "(its record, argo_schema_migrations)", err); gerr != nil {
-				return applied, gerr
-			}
-			return applied, fmt.Errorf("argo: migrate: record %s: %w", f, err)
-		}
-		applied = append(applied, MigrationStep{File: f, AlreadyPresent: present[base]})
-	}
-	return applied, nil
-}
-
-// presentMigrations returns the migration files whose schema probes all
-// pass: their tables and columns are there.
-func presentMigrations(ctx context.Context, db *sql.DB) map[string]bool {
-	present, missing := map[string]bool{}, map[string]bool{}
-	for _, p := range schemaProbes {
-		rows, err := db.QueryContext(ctx, p.query)
-		if err != nil {
-			missing[p.migration] = true
-			continue
-		}
-		rows.Close()
-		present[p.migration] = true
-	}
-	for m := range missing {
-		delete(present, m)
-	}
-	return present
-}
-
-// SplitStatements splits a migration file on semicolons at line ends,
-// dropping -- comment lines. Migration files keep semicolons out of strings.
-func SplitStatements(body string) []string {
-	var out []string
-	var cur strings.Builder
-	for _, line := range strings.Split(body, "\n") {
-		t := strings.TrimSpace(line)
-		if t == "" || strings.HasPrefix(t, "--") {
-			continue
-		}
-		cur.WriteString(line)
-		cur.WriteString("\n")
-		if strings.HasSuffix(t, ";") {
-			out = append(out, strings.TrimSuffix(strings.TrimSpace(cur.String()), ";"))
-			cur.Reset()
-		}
-	}
-	if s := strings.TrimSpace(cur.String()); s != "" {
-		out = append(out, s)
-	}
-	return out
-}
-
-// isDuplicateColumn reports an ADD COLUMN of a column that exists: another
-// process applied the same migration meanwhile (MySQL has no ADD COLUMN IF
-// NOT EXISTS).
-func isDuplicateColumn(err error) bool {
-	var me *mysql.MySQLError
-	if errors.As(err, &me) {
-		return me.Number == 1060
-	}
-	return err != nil && strings.Contains(err.Error(), "duplicate column name")
-}
-
-// IsDuplicate reports a unique-key violation on either database.
-func IsDuplicate(err error) bool {
-	var me *mysql.MySQLError
-	if errors.As(err, &me) {
-		return me.Number == 1062
-	}
-	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
-}
-
-// SetLogger sets where the ERROR of a write refused for its data goes (nil:
-// slog.Default()). Call it before the Store is used.
-func (s *Store) SetLogger(l *slog.Logger) { s.log = l }

@@ -15,8 +15,8 @@ import (
 
 func nowMillis() Millis { return ToMillis(time.Now()) }
 
-const InsertTaskSQL = `INSERT INTO argo_task (task_id, task_status, execute_times, max_attempts, execute_time, parameter_types, method_name, method_sign_name, execute_interval_sec, delay_time, task_parameter, performance_way, thread_way, error_msg, alert_expression, alert_action_bean_name, fallback_class_name, fallback_error_msg, shard_key, retry_policy, lease_owner, lease_until, unique_key, discard_reason, gmt_create, gmt_modified) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-
+// InsertArgs are the arguments of Statements.InsertTask before the submit
+// token: the columns of a new task row, error texts sanitised.
 func InsertArgs(t *Task) []any {
 	return []any{t.Name, t.State, t.ExecuteTimes, t.MaxAttempts, t.ExecuteTime, t.ParameterTypes, t.MethodName, t.MethodSignName, t.ExecuteIntervalSec, t.DelayTime, t.Parameter, t.PerformanceWay, t.ThreadWay, SanitizeErrorText(t.ErrorMsg), t.AlertExpression, t.AlertActionBeanName, t.FallbackClassName, SanitizeErrorText(t.FallbackErrorMsg), t.ShardKey, t.RetryPolicyJSON, t.LeaseOwner, t.LeaseUntil, t.UniqueKey, SanitizeErrorText(t.DiscardReason), t.GmtCreate, t.GmtModified}
 }
@@ -38,14 +38,14 @@ func (s *Store) InsertToken(ctx context.Context, ex Execer, t *Task, token []byt
 	var res sql.Result
 	var err error
 	if ex != nil {
-		res, err = ex.ExecContext(ctx, insertTokenSQL, append(InsertArgs(t), token)...)
+		res, err = ex.ExecContext(ctx, s.sql.InsertTask, append(InsertArgs(t), token)...)
 	} else {
-		res, err = s.execResult(ctx, insertTokenSQL, append(InsertArgs(t), token)...)
+		res, err = s.execResult(ctx, s.sql.InsertTask, append(InsertArgs(t), token)...)
 	}
 	if err != nil {
 		// Any unique index may report the clash (MySQL names the first it
 		// meets: uk_task_unique before uk_submit_token), so look for the token.
-		if IsDuplicate(err) && ex == nil {
+		if s.d.IsDuplicate(err) && ex == nil {
 			id, qerr := s.SubmitTokenID(ctx, token)
 			if qerr != nil {
 				// Not the server's refusal (%v): the row exists, its id is unknown.
@@ -61,8 +61,8 @@ func (s *Store) InsertToken(ctx context.Context, ex Execer, t *Task, token []byt
 				return errTokenNotVisible
 			}
 		}
-		if IsDuplicate(err) && t.UniqueKey.Valid {
-			if qerr := s.db.GetContext(ctx, &t.ID, "SELECT id FROM argo_task WHERE task_id = ? AND unique_key = ?", t.Name, t.UniqueKey.String); qerr != nil {
+		if s.d.IsDuplicate(err) && t.UniqueKey.Valid {
+			if qerr := s.db.GetContext(ctx, &t.ID, s.sql.TaskIDByUniqueKey, t.Name, t.UniqueKey.String); qerr != nil {
 				return fmt.Errorf("%w (and its id could not be read: %v)", ErrDuplicate, qerr)
 			}
 			return ErrDuplicate
@@ -72,11 +72,6 @@ func (s *Store) InsertToken(ctx context.Context, ex Execer, t *Task, token []byt
 	t.ID, err = res.LastInsertId()
 	return err
 }
-
-// claimSet is the SET clause of every claim: a due attempt becomes running
-// with one more execute_times; an exhausted task becomes falling_back.
-// execute_times is assigned first because MySQL evaluates SET left to right.
-const claimSet = `execute_times = CASE WHEN task_status = 4 THEN execute_times ELSE execute_times + 1 END, task_status = CASE WHEN task_status = 4 THEN 5 ELSE 1 END, lease_owner = ?, lease_until = ?, gmt_modified = ?`
 
 // claimDue leases up to limit due tasks (pending, retrying or exhausted, with
 // execute_time <= now) named in names, of the given shards (all when shards
@@ -91,7 +86,7 @@ func (s *Store) ClaimDue(ctx context.Context, owner string, now, leaseUntil Mill
 // tasks due at dueBy or earlier.
 func (s *Store) ClaimScoped(ctx context.Context, owner string, now, dueBy, leaseUntil Millis, limit int, groups []ClaimGroup) ([]*Task, error) {
 	var ors []string
-	args := []any{dueBy, now}
+	var args []any
 	for _, g := range groups {
 		if len(g.Names) == 0 || (g.Shards != nil && len(g.Shards) == 0) {
 			continue
@@ -109,31 +104,18 @@ func (s *Store) ClaimScoped(ctx context.Context, owner string, now, dueBy, lease
 	if len(ors) == 0 {
 		return nil, nil // no handler here, or no shard owned: claim nothing
 	}
-	// MySQL: due_at is execute_time for claimable rows and NULL otherwise,
-	// so idx_claim_due is one range already in due order (no filesort, however
-	// large the backlog). SQLite: a partial index on execute_time does the same.
 	// A held retry (lease_until in the future while claimable) is its
-	// owner's to restart; no one claims it before the hold ends.
-	due := "task_status IN (0, 2, 4) AND execute_time <= ? AND lease_until <= ?"
-	order := "execute_time"
-	if s.dialect == DialectMySQL {
-		due, order = "due_at <= ? AND lease_until <= ?", "due_at"
-	}
-	// (SQLite's planner ignores the partial index without ANALYZE statistics,
-	// so the SQLite claim names it with INDEXED BY.)
-	where := due + " AND (" + strings.Join(ors, " OR ") + ")"
-	var tasks []*Task
-	if s.dialect == DialectSQLite {
-		q := "UPDATE argo_task SET " + claimSet + " WHERE id IN (SELECT id FROM argo_task INDEXED BY idx_claim_due WHERE " + where + " ORDER BY " + order + " LIMIT ?) RETURNING " + TaskColumns
-		all := append([]any{owner, leaseUntil, now}, append(args, limit)...)
-		err := s.write(ctx, func(tx *sqlx.Tx) error { return tx.SelectContext(ctx, &tasks, q, all...) })
-		// RETURNING gives no order: restore oldest due first.
-		slices.SortFunc(tasks, func(a, b *Task) int {
-			return cmp.Or(cmp.Compare(a.ExecuteTime, b.ExecuteTime), cmp.Compare(a.ID, b.ID))
-		})
-		return tasks, err
-	}
-	return s.claimMySQL(ctx, owner, now, dueBy, leaseUntil, limit, where, order, args)
+	// owner's to restart; no one claims it before the hold ends: the
+	// driver's claim takes only rows due by dueBy whose lease ended by now.
+	tasks, err := s.d.Claim(ctx, conn{s}, ClaimRequest{
+		Owner: owner, Now: now, DueBy: dueBy, LeaseUntil: leaseUntil, Limit: limit,
+		Scope: "(" + strings.Join(ors, " OR ") + ")", ScopeArgs: args,
+	})
+	// Oldest due first, whatever order the engine returned them in.
+	slices.SortFunc(tasks, func(a, b *Task) int {
+		return cmp.Or(cmp.Compare(a.ExecuteTime, b.ExecuteTime), cmp.Compare(a.ID, b.ID))
+	})
+	return tasks, err
 }
 
 // claimByID leases one task that is due now in the given from-state
@@ -146,7 +128,7 @@ func (s *Store) ClaimByID(ctx context.Context, id int64, from State, owner strin
 	if from != StatePending && from != StateRetrying && from != StateExhausted {
 		return nil, fmt.Errorf("argo: claimByID of task %d from %s: only pending, retrying or exhausted tasks are claimed", id, from)
 	}
-	n, err := s.exec(ctx, "UPDATE "+s.byID()+" SET "+claimSet+" WHERE id = ? AND task_status = ? AND execute_time <= ? AND lease_until <= ?", owner, leaseUntil, now, id, from, now, now)
+	n, err := s.exec(ctx, s.sql.ClaimByID, owner, leaseUntil, now, id, from, now, now)
 	if err != nil || n == 0 {
 		return nil, err
 	}
@@ -193,8 +175,8 @@ type Finishing struct {
 // TransitionError, or nil); err is a failure of the whole transaction, in
 // which case nothing was written.
 func (s *Store) FinishBatchAsIs(ctx context.Context, fs []Finishing, now Millis) (errs []error, err error) {
-	if s.onetripDB() != nil {
-		return s.finishBatchOnetrip(ctx, fs, now)
+	if errs, ok, err := s.d.FinishBatchOneTrip(ctx, fs, now); ok {
+		return errs, err
 	}
 	errs = make([]error, len(fs))
 	err = s.write(ctx, func(tx *sqlx.Tx) error {
@@ -204,7 +186,7 @@ func (s *Store) FinishBatchAsIs(ctx context.Context, fs []Finishing, now Millis)
 			if errs[i] != nil {
 				continue
 			}
-			q, args := s.finishUpdate(f, now)
+			q, args := FinishStatement(s.sql, f, now)
 			res, err := tx.ExecContext(ctx, q, args...)
 			if err != nil {
 				return err
@@ -215,38 +197,28 @@ func (s *Store) FinishBatchAsIs(ctx context.Context, fs []Finishing, now Millis)
 				errs[i] = ErrLeaseLost
 				continue
 			}
-			if a := f.historyRow(); a != nil {
+			if a := f.HistoryRow(); a != nil {
 				hist = append(hist, a)
 			}
 		}
-		return insertAttempts(ctx, tx, hist)
+		return s.insertAttempts(ctx, tx, hist)
 	})
 	return errs, err
 }
 
-// byID names argo_task for a fenced single-row UPDATE. On MySQL it forces
-// the primary key: the fence's other columns (task_status, lease_owner) are
-// in secondary indexes, and without the hint the optimizer weighs a range
-// over each of them on every statement (≈10–15% of a finish here).
-func (s *Store) byID() string {
-	if s.dialect == DialectMySQL {
-		return "argo_task FORCE INDEX (PRIMARY)"
-	}
-	return "argo_task"
-}
-
-// historyRow is the argo_task_attempt row f writes: none for an attempt
-// that succeeded, which the task row records (finishUpdate).
-func (f Finishing) historyRow() *Attempt {
+// HistoryRow is the argo_task_attempt row f writes: none for an attempt
+// that succeeded, which the task row records (FinishStatement).
+func (f Finishing) HistoryRow() *Attempt {
 	if f.History == nil || (f.History.Kind == "attempt" && f.History.Outcome == OutcomeSucceeded) {
 		return nil
 	}
 	return f.History
 }
 
-// finishUpdate is the fenced UPDATE of one finish. An attempt's start and
-// worker go on the task row, which makes it the record of a succeeded attempt.
-func (s *Store) finishUpdate(f Finishing, now Millis) (string, []any) {
+// FinishStatement is the fenced UPDATE of one finish in the engine's
+// statements, and its arguments. An attempt's start and worker go on the
+// task row, which makes it the record of a succeeded attempt.
+func FinishStatement(st *Statements, f Finishing, now Millis) (string, []any) {
 	set := "task_status = ?, execute_time = ?, lease_owner = '', lease_until = 0, gmt_modified = ?"
 	args := []any{f.To, f.Due, now}
 	if f.HoldUntil > 0 {
@@ -270,29 +242,31 @@ func (s *Store) finishUpdate(f Finishing, now Millis) (string, []any) {
 		set += ", execute_times = execute_times - 1"
 	}
 	args = append(args, f.ID, f.Shard, f.From, f.Owner, f.Attempt)
-	return "UPDATE " + s.byID() + " SET " + set + " WHERE id = ? AND shard_key = ? AND task_status = ? AND lease_owner = ? AND execute_times = ?", args
+	return st.FinishUpdate(set), args
+}
+
+// AttemptArgs are the arguments of one row of Statements.InsertAttempts,
+// its error text sanitised.
+func AttemptArgs(a *Attempt) []any {
+	return []any{a.TaskPK, a.Attempt, a.Kind, a.Worker, a.StartedAt, a.FinishedAt, a.Outcome, SanitizeErrorText(a.Error), a.BackoffMs}
 }
 
 // insertAttempts writes attempt rows with one multi-row INSERT.
-func insertAttempts(ctx context.Context, ex Execer, as []*Attempt) error {
+func (s *Store) insertAttempts(ctx context.Context, ex Execer, as []*Attempt) error {
 	if len(as) == 0 {
 		return nil
 	}
-	q := "INSERT INTO argo_task_attempt (task_pk, attempt, kind, worker, started_at, finished_at, outcome, error_msg, backoff_ms) VALUES " +
-		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?), ", len(as)), ", ")
 	args := make([]any, 0, 9*len(as))
 	for _, a := range as {
-		args = append(args, a.TaskPK, a.Attempt, a.Kind, a.Worker, a.StartedAt, a.FinishedAt, a.Outcome, SanitizeErrorText(a.Error), a.BackoffMs)
+		args = append(args, AttemptArgs(a)...)
 	}
-	_, err := ex.ExecContext(ctx, q, args...)
+	_, err := ex.ExecContext(ctx, s.sql.InsertAttempts(len(as)), args...)
 	return err
 }
 
 // InsertAttempt writes one attempt row through ex.
-func InsertAttempt(ctx context.Context, ex Execer, a *Attempt) error {
-	_, err := ex.ExecContext(ctx, "INSERT INTO argo_task_attempt (task_pk, attempt, kind, worker, started_at, finished_at, outcome, error_msg, backoff_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		a.TaskPK, a.Attempt, a.Kind, a.Worker, a.StartedAt, a.FinishedAt, a.Outcome, SanitizeErrorText(a.Error), a.BackoffMs)
-	return err
+func (s *Store) InsertAttempt(ctx context.Context, ex Execer, a *Attempt) error {
+	return s.insertAttempts(ctx, ex, []*Attempt{a})
 }
 
 // extendLeases renews, until until, the leases owner holds for the given
@@ -318,16 +292,14 @@ const maxLeaseBatch = 500
 
 func (s *Store) extendLeaseBatch(ctx context.Context, owner string, keys []LeaseKey, until Millis) ([]LeaseKey, error) {
 	ids := make([]int64, len(keys))
-	match := make([]string, len(keys))
 	pairs := make([]any, 0, 2*len(keys))
 	for i, k := range keys {
 		ids[i] = k.ID
-		match[i] = "(id = ? AND execute_times = ?)"
 		pairs = append(pairs, k.ID, k.Attempt)
 	}
-	in, idArgs := InList(ids)
+	idArgs := anySlice(ids)
 	args := append([]any{until, owner}, idArgs...)
-	n, err := s.exec(ctx, "UPDATE "+s.byID()+" SET lease_until = ? WHERE lease_owner = ? AND task_status IN (1, 5) AND id IN "+in+" AND ("+strings.Join(match, " OR ")+")", append(args, pairs...)...)
+	n, err := s.exec(ctx, s.sql.ExtendLeases(len(keys)), append(args, pairs...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -342,12 +314,12 @@ func (s *Store) extendLeaseBatch(ctx context.Context, owner string, keys []Lease
 		Owner   string `db:"lease_owner"`
 		State   State  `db:"task_status"`
 	}
-	if err := s.db.SelectContext(ctx, &rows, "SELECT id, execute_times, lease_owner, task_status FROM argo_task WHERE id IN "+in, idArgs...); err != nil {
+	if err := s.db.SelectContext(ctx, &rows, s.sql.LeaseHolders(len(ids)), idArgs...); err != nil {
 		return nil, err
 	}
 	held := map[LeaseKey]bool{}
 	for _, r := range rows {
-		if r.Owner == owner && (r.State == StateRunning || r.State == StateFallingBack) {
+		if r.Owner == owner && r.State.Leased() {
 			held[LeaseKey{ID: r.ID, Attempt: r.Attempt}] = true
 		}
 	}
@@ -368,24 +340,18 @@ const OrphanMsgPrefix = "no handler registered for task "
 // leaving their state and due time alone: they run as soon as an instance
 // registers the name. It returns the name of each row it flagged.
 func (s *Store) FlagOrphans(ctx context.Context, known []string, live []string, cutoff, now Millis, limit int) (flagged []string, err error) {
-	where := "task_status IN (0, 2, 4) AND execute_time <= ? AND error_msg NOT LIKE ?"
-	args := []any{cutoff, OrphanMsgPrefix + "%"}
-	if len(known) > 0 {
-		in, nargs := InList(known)
-		where += " AND task_id NOT IN " + in
-		args = append(args, nargs...)
-	}
+	args := append([]any{cutoff, OrphanMsgPrefix + "%"}, anySlice(known)...)
 	var rows []struct {
 		ID   int64  `db:"id"`
 		Name string `db:"task_id"`
 	}
-	if err := s.db.SelectContext(ctx, &rows, "SELECT id, task_id FROM argo_task WHERE "+where+" LIMIT ?", append(args, limit)...); err != nil {
+	if err := s.db.SelectContext(ctx, &rows, s.sql.OrphanCandidates(len(known)), append(args, limit)...); err != nil {
 		return nil, err
 	}
 	for _, r := range rows {
 		msg := fmt.Sprintf("%s%q on any live instance (%s): deploy code that registers it (for generated code, call its ArgoRegister function), or discard the task with argoctl; it keeps its attempts and runs once a handler exists",
 			OrphanMsgPrefix, r.Name, strings.Join(live, ", "))
-		c, err := s.exec(ctx, "UPDATE "+s.byID()+" SET error_msg = ? WHERE id = ? AND task_status IN (0, 2, 4) AND task_id = ?", SanitizeErrorText(msg), r.ID, r.Name)
+		c, err := s.exec(ctx, s.sql.FlagOrphan, SanitizeErrorText(msg), r.ID, r.Name)
 		if err != nil {
 			return flagged, err
 		}
@@ -403,7 +369,7 @@ func (s *Store) KnownTaskNames(ctx context.Context, cutoff Millis) (names, live 
 		ID    string `db:"instance_id"`
 		Names string `db:"task_names"`
 	}
-	if err := s.db.SelectContext(ctx, &rows, "SELECT instance_id, task_names FROM argo_instance WHERE heartbeat_at >= ? ORDER BY instance_id", cutoff); err != nil {
+	if err := s.db.SelectContext(ctx, &rows, s.sql.LiveInstances, cutoff); err != nil {
 		return nil, nil, err
 	}
 	seen := map[string]bool{}
@@ -423,7 +389,7 @@ func (s *Store) KnownTaskNames(ctx context.Context, cutoff Millis) (names, live 
 // expiredLeases lists leased tasks whose lease ran out before now.
 func (s *Store) ExpiredLeases(ctx context.Context, now Millis, limit int) ([]*Task, error) {
 	var tasks []*Task
-	err := s.db.SelectContext(ctx, &tasks, "SELECT "+TaskColumns+" FROM argo_task WHERE task_status IN (1, 5) AND lease_until < ? ORDER BY lease_until LIMIT ?", now, limit)
+	err := s.db.SelectContext(ctx, &tasks, s.sql.ExpiredLeases, now, limit)
 	return tasks, err
 }
 
@@ -436,7 +402,7 @@ func (s *Store) RescueAsIs(ctx context.Context, f Finishing, leaseUntil, now Mil
 		return err
 	}
 	return s.write(ctx, func(tx *sqlx.Tx) error {
-		res, err := tx.ExecContext(ctx, "UPDATE "+s.byID()+" SET task_status = ?, execute_time = ?, error_msg = ?, lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND shard_key = ? AND task_status = ? AND lease_owner = ? AND execute_times = ? AND lease_until = ?",
+		res, err := tx.ExecContext(ctx, s.sql.Rescue,
 			f.To, f.Due, SanitizeErrorText(*f.ErrMsg), now, f.ID, f.Shard, f.From, f.Owner, f.Attempt, leaseUntil)
 		if err != nil {
 			return err
@@ -444,14 +410,14 @@ func (s *Store) RescueAsIs(ctx context.Context, f Finishing, leaseUntil, now Mil
 		if n, _ := res.RowsAffected(); n == 0 {
 			return ErrLeaseLost
 		}
-		return InsertAttempt(ctx, tx, f.History)
+		return s.InsertAttempt(ctx, tx, f.History)
 	})
 }
 
 // get reads one task.
 func (s *Store) Get(ctx context.Context, id int64) (*Task, error) {
 	var t Task
-	err := s.db.GetContext(ctx, &t, "SELECT "+TaskColumns+" FROM argo_task WHERE id = ?", id)
+	err := s.db.GetContext(ctx, &t, s.sql.GetTask, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: %d", ErrNotFound, id)
 	}
@@ -462,7 +428,7 @@ func (s *Store) Get(ctx context.Context, id int64) (*Task, error) {
 // argo_task_attempt, then the attempt that succeeded, from the task row.
 func (s *Store) Attempts(ctx context.Context, id int64) ([]Attempt, error) {
 	var out []Attempt
-	if err := s.db.SelectContext(ctx, &out, "SELECT id, task_pk, attempt, kind, worker, started_at, finished_at, outcome, error_msg, backoff_ms FROM argo_task_attempt WHERE task_pk = ? ORDER BY id", id); err != nil {
+	if err := s.db.SelectContext(ctx, &out, s.sql.TaskAttempts, id); err != nil {
 		return nil, err
 	}
 	var t []struct {
@@ -472,7 +438,7 @@ func (s *Store) Attempts(ctx context.Context, id int64) ([]Attempt, error) {
 		Worker    string `db:"attempt_worker"`
 		Finished  Millis `db:"gmt_modified"`
 	}
-	if err := s.db.SelectContext(ctx, &t, "SELECT task_status, execute_times, attempt_started_at, attempt_worker, gmt_modified FROM argo_task WHERE id = ?", id); err != nil {
+	if err := s.db.SelectContext(ctx, &t, s.sql.AttemptOnTaskRow, id); err != nil {
 		return nil, err
 	}
 	if len(t) == 1 && t[0].State == StateSucceeded && t[0].StartedAt > 0 {
@@ -505,7 +471,7 @@ func (s *Store) Discard(ctx context.Context, id int64, reason string, now Millis
 	if err := CheckOperatorText("discard reason", reason); err != nil {
 		return err
 	}
-	n, err := s.exec(ctx, "UPDATE "+s.byID()+" SET task_status = 8, discard_reason = ?, lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND task_status IN (0, 2, 4, 7)", reason, now, id)
+	n, err := s.exec(ctx, s.sql.Discard, reason, now, id)
 	return s.stateChanged(ctx, id, StateDiscarded, n, err)
 }
 
@@ -528,7 +494,7 @@ func (s *Store) stateChanged(ctx context.Context, id int64, to State, n int64, e
 // changed before cutoff, with their attempts. It returns how many it deleted.
 func (s *Store) Purge(ctx context.Context, cutoff Millis, limit int) (int, error) {
 	var ids []int64
-	if err := s.db.SelectContext(ctx, &ids, "SELECT id FROM argo_task WHERE task_status IN (3, 6, 8) AND gmt_modified < ? LIMIT ?", cutoff, limit); err != nil || len(ids) == 0 {
+	if err := s.db.SelectContext(ctx, &ids, s.sql.PurgeCandidates, cutoff, limit); err != nil || len(ids) == 0 {
 		return 0, err
 	}
 	return s.PurgeIDs(ctx, ids, cutoff)
@@ -538,26 +504,21 @@ func (s *Store) Purge(ctx context.Context, cutoff Millis, limit int) (int, error
 // task requeued since it was selected (a discarded one) is left whole: the
 // rows to delete are read again, locked, inside the deleting transaction.
 func (s *Store) PurgeIDs(ctx context.Context, ids []int64, cutoff Millis) (int, error) {
-	in, args := InList(ids)
-	lock := ""
-	if s.dialect == DialectMySQL {
-		lock = " FOR UPDATE" // SQLite: BEGIN IMMEDIATE already excludes writers
-	}
 	var n int
 	err := s.write(ctx, func(tx *sqlx.Tx) error {
 		var del []int64
-		if err := tx.SelectContext(ctx, &del, "SELECT id FROM argo_task WHERE task_status IN (3, 6, 8) AND gmt_modified < ? AND id IN "+in+lock, append([]any{cutoff}, args...)...); err != nil {
+		if err := tx.SelectContext(ctx, &del, s.sql.PurgeLock(len(ids)), append([]any{cutoff}, anySlice(ids)...)...); err != nil {
 			return err
 		}
 		n = len(del)
 		if n == 0 {
 			return nil
 		}
-		in, args := InList(del)
-		if _, err := tx.ExecContext(ctx, "DELETE FROM argo_task WHERE id IN "+in, args...); err != nil {
+		args := anySlice(del)
+		if _, err := tx.ExecContext(ctx, s.sql.DeleteTasks(n), args...); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, "DELETE FROM argo_task_attempt WHERE task_pk IN "+in, args...)
+		_, err := tx.ExecContext(ctx, s.sql.DeleteAttempts(n), args...)
 		return err
 	})
 	if err != nil {
@@ -568,17 +529,22 @@ func (s *Store) PurgeIDs(ctx context.Context, ids []int64, cutoff Millis) (int, 
 
 // InList renders "(?, ?, …)" and its arguments.
 func InList[T any](xs []T) (string, []any) {
+	return Placeholders(len(xs)), anySlice(xs)
+}
+
+// anySlice converts xs to statement arguments.
+func anySlice[T any](xs []T) []any {
 	args := make([]any, len(xs))
 	for i, x := range xs {
 		args[i] = x
 	}
-	return "(" + strings.TrimSuffix(strings.Repeat("?, ", len(xs)), ", ") + ")", args
+	return args
 }
 
 // TaskState returns the state of task id; found is false when no such row
 // is visible (not committed yet, rolled back, or purged).
 func (s *Store) TaskState(ctx context.Context, id int64) (state State, found bool, err error) {
-	err = s.db.GetContext(ctx, &state, "SELECT task_status FROM argo_task WHERE id = ?", id)
+	err = s.db.GetContext(ctx, &state, s.sql.TaskState, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, false, nil
 	}
