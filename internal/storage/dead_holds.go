@@ -16,7 +16,7 @@ type DeadHold struct {
 // run of this instance, which nothing starts before it runs out. Sorted by
 // owner.
 //
-// Bounded: the range (task_status = 2, lease_until > now) of idx_lease holds
+// Bounded: the range (retrying, lease_until > now) of idx_lease holds
 // only live holds, at most 10,000 per instance that held them within the
 // last RetryHold + LeaseDuration, and the result has one row per such
 // instance.

@@ -231,3 +231,15 @@ func eachDriver(pred func(Driver) bool) bool {
 	}
 	return false
 }
+
+// StatementsFor returns the statements of the driver registered under
+// dialect (tools that run argo's statements themselves, as argobench's
+// hand-written side, take them from here rather than keep copies).
+func StatementsFor(dialect string) (*Statements, error) {
+	d, err := openDriver(nil, dialect, Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.SQL(), nil
+}
