@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,8 +20,8 @@ import (
 // builder) on that engine.
 func TestEveryDriverFillsEveryStatement(t *testing.T) {
 	dialects := storage.Dialects()
-	if strings.Join(dialects, ",") != "mysql,sqlite" {
-		t.Fatalf("registered dialects %v, want mysql and sqlite", dialects)
+	if !slices.Contains(dialects, "mysql") || !slices.Contains(dialects, "sqlite") {
+		t.Fatalf("registered dialects %v, want mysql and sqlite among them", dialects)
 	}
 	for _, dialect := range dialects {
 		st, err := storage.StatementsFor(dialect)
