@@ -1,6 +1,8 @@
 package storage_test
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -133,4 +135,22 @@ func TestDialectNamedOnlyByTheRegistry(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestUnknownDialectSaysWhichThereAre checks the one place a dialect name
+// is looked up: an unknown one is refused, naming the registered ones.
+func TestUnknownDialectSaysWhichThereAre(t *testing.T) {
+	_, err := storage.Migrate(context.Background(), nil, "postgres")
+	if err == nil || !strings.Contains(err.Error(), `dialect "postgres" unknown: want one of mysql, sqlite`) {
+		t.Fatalf("Migrate on an unknown dialect: %v", err)
+	}
+	if storage.Known("postgres") || !storage.Known("mysql") || !storage.Known("sqlite") {
+		t.Fatal("Known disagrees with the registered drivers")
+	}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), `dialect "postgres" unknown`) {
+			t.Fatalf("New on an unknown dialect: recovered %v, want a panic naming it", r)
+		}
+	}()
+	storage.New(nil, "postgres", storage.Options{})
 }
