@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/argo-retry/argo/internal/storage"
 	"github.com/argo-retry/argo/internal/testdb"
 )
 
@@ -46,7 +47,7 @@ func markerArgs(m string) []byte { return []byte(fmt.Sprintf(`{"M":%q}`, m)) }
 func rowsWithMarker(t *testing.T, rt *Runtime, m string) int {
 	t.Helper()
 	var n int
-	if err := rt.store.db.GetContext(context.Background(), &n, "SELECT COUNT(*) FROM argo_task WHERE task_parameter = ?", string(markerArgs(m))); err != nil {
+	if err := dbx(rt.store).GetContext(context.Background(), &n, "SELECT COUNT(*) FROM argo_task WHERE task_parameter = ?", string(markerArgs(m))); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -181,7 +182,7 @@ func TestSubmitsWithTinyDeadlines(t *testing.T) {
 			Payload string `db:"task_parameter"`
 			N       int    `db:"n"`
 		}
-		if err := rt.store.db.SelectContext(context.Background(), &counts, "SELECT task_parameter, COUNT(*) AS n FROM argo_task GROUP BY task_parameter"); err != nil {
+		if err := dbx(rt.store).SelectContext(context.Background(), &counts, "SELECT task_parameter, COUNT(*) AS n FROM argo_task GROUP BY task_parameter"); err != nil {
 			t.Fatal(err)
 		}
 		rowsOf := map[string]int{}
@@ -219,7 +220,7 @@ func TestSubmitsWithTinyDeadlines(t *testing.T) {
 		defer func(start time.Time) { t.Logf("rows finished %s after the submits", time.Since(start)) }(time.Now())
 		waitFor(t, 30*time.Second, "every submitted row to finish", func() bool {
 			var open int
-			if err := rt.store.db.GetContext(context.Background(), &open, "SELECT COUNT(*) FROM argo_task WHERE task_status NOT IN (3, 6, 7, 8)"); err != nil {
+			if err := dbx(rt.store).GetContext(context.Background(), &open, "SELECT COUNT(*) FROM argo_task WHERE task_status NOT IN (3, 6, 7, 8)"); err != nil {
 				t.Fatal(err)
 			}
 			return open == 0
@@ -230,7 +231,7 @@ func TestSubmitsWithTinyDeadlines(t *testing.T) {
 			Times   int    `db:"execute_times"`
 			Payload string `db:"task_parameter"`
 		}
-		if err := rt.store.db.SelectContext(context.Background(), &rows, "SELECT id, task_status, execute_times, task_parameter FROM argo_task"); err != nil {
+		if err := dbx(rt.store).SelectContext(context.Background(), &rows, "SELECT id, task_status, execute_times, task_parameter FROM argo_task"); err != nil {
 			t.Fatal(err)
 		}
 		for _, r := range rows {
@@ -333,28 +334,28 @@ func TestSubmitTokenMigration(t *testing.T) {
 		rt := startRuntime(t, testConfig(dsn))
 		ctx := context.Background()
 		for range 2 {
-			if _, err := rt.store.db.ExecContext(ctx, "INSERT INTO argo_task (task_id, execute_time, task_parameter, error_msg, fallback_error_msg, discard_reason, gmt_create, gmt_modified) VALUES ('old', 1, '{}', '', '', '', 1, 1)"); err != nil {
+			if _, err := dbx(rt.store).ExecContext(ctx, "INSERT INTO argo_task (task_id, execute_time, task_parameter, error_msg, fallback_error_msg, discard_reason, gmt_create, gmt_modified) VALUES ('old', 1, '{}', '', '', '', 1, 1)"); err != nil {
 				t.Fatalf("a row without a token (written before 000003): %v", err)
 			}
 		}
-		if _, err := rt.store.db.ExecContext(ctx, "DELETE FROM argo_schema_migrations WHERE version = 3"); err != nil {
+		if _, err := dbx(rt.store).ExecContext(ctx, "DELETE FROM argo_schema_migrations WHERE version = 3"); err != nil {
 			t.Fatal(err)
 		}
-		if applied, err := Migrate(ctx, rt.store.db.DB, rt.Dialect()); err != nil || len(applied) != 1 {
+		if applied, err := Migrate(ctx, rt.store.DB(), rt.Dialect()); err != nil || len(applied) != 1 {
 			t.Fatalf("re-applying 000003: %v, %v", applied, err)
 		}
-		tok := newSubmitToken()
+		tok := storage.NewSubmitToken()
 		a := &Task{Name: "tok", ExecuteTime: 1, Parameter: "{}", GmtCreate: 1, GmtModified: 1}
-		if err := rt.store.insertToken(ctx, nil, a, tok); err != nil {
+		if err := rt.store.InsertToken(ctx, nil, a, tok); err != nil {
 			t.Fatal(err)
 		}
 		b := *a
 		b.ID = 0
-		if err := rt.store.insertToken(ctx, nil, &b, tok); err != nil || b.ID != a.ID {
+		if err := rt.store.InsertToken(ctx, nil, &b, tok); err != nil || b.ID != a.ID {
 			t.Fatalf("the same INSERT again: id %d, %v; want the first row's id %d and nil", b.ID, err, a.ID)
 		}
 		var n int
-		if err := rt.store.db.GetContext(ctx, &n, "SELECT COUNT(*) FROM argo_task WHERE task_id = 'tok'"); err != nil || n != 1 {
+		if err := dbx(rt.store).GetContext(ctx, &n, "SELECT COUNT(*) FROM argo_task WHERE task_id = 'tok'"); err != nil || n != 1 {
 			t.Fatalf("%d rows after the same INSERT twice, want 1 (%v)", n, err)
 		}
 	})
@@ -509,13 +510,13 @@ func TestSubmitOutcomeUnknownResolvedLater(t *testing.T) {
 	if !errors.Is(err, ErrOutcomeUnknown) {
 		t.Fatalf("Submit with the database unreachable after its INSERT committed: %v, want ErrOutcomeUnknown", err)
 	}
-	if took := time.Since(start); took < submitResolveFloor || took > submitResolveFloor+5*time.Second {
-		t.Fatalf("Submit gave up after %s, want about submitResolveFloor (%s)", took, submitResolveFloor)
+	if took := time.Since(start); took < storage.SubmitResolveFloor || took > storage.SubmitResolveFloor+5*time.Second {
+		t.Fatalf("Submit gave up after %s, want about storage.SubmitResolveFloor (%s)", took, storage.SubmitResolveFloor)
 	}
 	proxy.SetRefusing(false)
 	waitFor(t, 15*time.Second, "the resolved submit to run", func() bool { return len(log.get("later")) > 0 })
 	var id int64
-	if err := rt.store.db.GetContext(context.Background(), &id, "SELECT id FROM argo_task WHERE task_parameter = ?", string(markerArgs("later"))); err != nil {
+	if err := dbx(rt.store).GetContext(context.Background(), &id, "SELECT id FROM argo_task WHERE task_parameter = ?", string(markerArgs("later"))); err != nil {
 		t.Fatal(err)
 	}
 	task := waitSucceeded(t, rt, id, 10*time.Second)
@@ -538,11 +539,11 @@ func TestConfirmSubmitLeaseFence(t *testing.T) {
 			t.Helper()
 			// Leased for an hour, so that the runtime's rescuer leaves it alone.
 			task := &Task{Name: "fence", State: StateRunning, ExecuteTimes: 1, LeaseOwner: "me", LeaseUntil: until, ExecuteTime: 1, Parameter: "{}", GmtCreate: 1, GmtModified: 1}
-			if err := rt.store.insert(ctx, nil, task); err != nil {
+			if err := rt.store.Insert(ctx, nil, task); err != nil {
 				t.Fatal(err)
 			}
 			if mut != "" {
-				if _, err := rt.store.db.ExecContext(ctx, "UPDATE argo_task SET "+mut+" WHERE id = ?", task.ID); err != nil {
+				if _, err := dbx(rt.store).ExecContext(ctx, "UPDATE argo_task SET "+mut+" WHERE id = ?", task.ID); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -560,7 +561,7 @@ func TestConfirmSubmitLeaseFence(t *testing.T) {
 			{"attempt_started_at = 7", false}, // it ran
 		} {
 			id := leased(c.mut)
-			ok, err := rt.store.confirmSubmitLease(ctx, id, "me", until+1)
+			ok, err := rt.store.ConfirmSubmitLease(ctx, id, "me", until+1)
 			if err != nil || ok != c.want {
 				t.Errorf("after %q: confirmed %v (%v), want %v", c.mut, ok, err, c.want)
 			}

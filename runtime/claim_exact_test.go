@@ -9,11 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/argo-retry/argo/internal/storage"
 	"github.com/argo-retry/argo/internal/testdb"
 )
 
 // freshStore opens a store on a new database of the backend dsn names.
-func freshStore(t *testing.T, backendDSN string) *store {
+func freshStore(t *testing.T, backendDSN string) *storage.Store {
 	t.Helper()
 	if strings.HasPrefix(backendDSN, "mysql:") {
 		return openTestStore(t, testdb.MySQLDSN(t))
@@ -23,7 +24,7 @@ func freshStore(t *testing.T, backendDSN string) *store {
 
 // eachWritePath runs fn on a fresh store as configured (one round trip on
 // MySQL) and, on MySQL, also with the transaction path.
-func eachWritePath(t *testing.T, fn func(t *testing.T, s *store)) {
+func eachWritePath(t *testing.T, fn func(t *testing.T, s *storage.Store)) {
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		paths := []bool{false}
 		if strings.HasPrefix(dsn, "mysql:") {
@@ -36,8 +37,10 @@ func eachWritePath(t *testing.T, fn func(t *testing.T, s *store)) {
 			}
 			t.Run(name, func(t *testing.T) {
 				s := freshStore(t, dsn)
-				s.noOnetrip = viaTx
-				if !viaTx && s.dialect == DialectMySQL && s.onetripDB() == nil {
+				if viaTx {
+					s.DisableOnetrip()
+				}
+				if !viaTx && s.Dialect() == DialectMySQL && !s.OnetripInUse() {
 					t.Fatal("no onetrip pool on a MySQL handle from OpenDB")
 				}
 				fn(t, s)
@@ -76,12 +79,12 @@ func TestClaimByIDTakesOnlyClaimableRows(t *testing.T) {
 		}
 		for _, c := range cases {
 			mustInsert(t, s, c.row)
-			before, _ := s.get(ctx, c.row.ID)
-			got, err := s.claimByID(ctx, c.row.ID, c.from, "me", now, now+2000)
+			before, _ := s.Get(ctx, c.row.ID)
+			got, err := s.ClaimByID(ctx, c.row.ID, c.from, "me", now, now+2000)
 			if err != nil || got != nil {
 				t.Fatalf("%s: claimByID = %+v, %v; want nil, nil", c.name, got, err)
 			}
-			if after, _ := s.get(ctx, c.row.ID); *after != *before {
+			if after, _ := s.Get(ctx, c.row.ID); *after != *before {
 				t.Fatalf("%s: row changed by a refused claimByID:\n got %+v\nwant %+v", c.name, after, before)
 			}
 		}
@@ -97,18 +100,18 @@ func TestClaimByIDTakesOnlyClaimableRows(t *testing.T) {
 			want    State
 			attempt int
 		}{{pending, StatePending, StateRunning, 1}, {exhausted, StateExhausted, StateFallingBack, 3}, {released, StateRetrying, StateRunning, 2}} {
-			got, err := s.claimByID(ctx, c.row.ID, c.from, "me", now, now+2000)
+			got, err := s.ClaimByID(ctx, c.row.ID, c.from, "me", now, now+2000)
 			if err != nil || got == nil {
 				t.Fatalf("claimByID of a claimable %s row = %v, %v", c.from, got, err)
 			}
 			if got.State != c.want || got.LeaseOwner != "me" || got.LeaseUntil != now+2000 || got.ExecuteTimes != c.attempt {
 				t.Fatalf("claimed %s row: %s owner %q lease_until %d attempt %d", c.from, got.State, got.LeaseOwner, got.LeaseUntil, got.ExecuteTimes)
 			}
-			if again, err := s.claimByID(ctx, c.row.ID, c.from, "thief", now, now+2000); err != nil || again != nil {
+			if again, err := s.ClaimByID(ctx, c.row.ID, c.from, "thief", now, now+2000); err != nil || again != nil {
 				t.Fatalf("second claimByID of the %s row = %v, %v; want nil", c.from, again, err)
 			}
 		}
-		if _, err := s.claimByID(ctx, pending.ID, StateRunning, "me", now, now+2000); err == nil {
+		if _, err := s.ClaimByID(ctx, pending.ID, StateRunning, "me", now, now+2000); err == nil {
 			t.Fatal("claimByID from running accepted")
 		}
 	})
@@ -117,7 +120,7 @@ func TestClaimByIDTakesOnlyClaimableRows(t *testing.T) {
 // A held retry is started only by its owner: a row held by another instance
 // with the same attempt and hold is not started, and is left as it was.
 func TestHeldStartNeedsTheOwner(t *testing.T) {
-	eachWritePath(t, func(t *testing.T, s *store) {
+	eachWritePath(t, func(t *testing.T, s *storage.Store) {
 		ctx := context.Background()
 		mine, theirs := sampleTask("h", StateRetrying, 100, 1), sampleTask("h", StateRetrying, 100, 1)
 		for _, task := range []*Task{mine, theirs} {
@@ -125,10 +128,10 @@ func TestHeldStartNeedsTheOwner(t *testing.T) {
 		}
 		mine.LeaseOwner, theirs.LeaseOwner = "me", "other"
 		mustInsert(t, s, mine, theirs)
-		before, _ := s.get(ctx, theirs.ID)
-		started, err := s.startHeld(ctx, "me", []heldStart{
-			{id: theirs.ID, shard: 1, attempt: 1, holdUntil: 5000},
-			{id: mine.ID, shard: 1, attempt: 1, holdUntil: 5000},
+		before, _ := s.Get(ctx, theirs.ID)
+		started, err := s.StartHeld(ctx, "me", []heldStart{
+			{ID: theirs.ID, Shard: 1, Attempt: 1, HoldUntil: 5000},
+			{ID: mine.ID, Shard: 1, Attempt: 1, HoldUntil: 5000},
 		}, 7000, 120)
 		if err != nil {
 			t.Fatal(err)
@@ -136,10 +139,10 @@ func TestHeldStartNeedsTheOwner(t *testing.T) {
 		if started[0] || !started[1] {
 			t.Fatalf("started %v, want [false true]: only the hold this owner has starts", started)
 		}
-		if after, _ := s.get(ctx, theirs.ID); *after != *before {
+		if after, _ := s.Get(ctx, theirs.ID); *after != *before {
 			t.Fatalf("another owner's hold changed:\n got %+v\nwant %+v", after, before)
 		}
-		if tk, _ := s.get(ctx, mine.ID); tk.State != StateRunning || tk.ExecuteTimes != 2 || tk.LeaseUntil != 7000 || tk.LeaseOwner != "me" {
+		if tk, _ := s.Get(ctx, mine.ID); tk.State != StateRunning || tk.ExecuteTimes != 2 || tk.LeaseUntil != 7000 || tk.LeaseOwner != "me" {
 			t.Fatalf("own hold: %s attempt %d lease_until %d owner %q", tk.State, tk.ExecuteTimes, tk.LeaseUntil, tk.LeaseOwner)
 		}
 	})
@@ -149,7 +152,7 @@ func TestHeldStartNeedsTheOwner(t *testing.T) {
 // won exactly once, and each claimer gets back exactly the rows the
 // database says it holds.
 func TestRacingClaimersWinEachRowOnce(t *testing.T) {
-	eachWritePath(t, func(t *testing.T, s *store) {
+	eachWritePath(t, func(t *testing.T, s *storage.Store) {
 		const rows, claimers = 300, 12
 		for i := range rows {
 			mustInsert(t, s, sampleTask("race", StatePending, Millis(i%7), i%4))
@@ -172,7 +175,7 @@ func TestRacingClaimersWinEachRowOnce(t *testing.T) {
 					shards = nil
 				}
 				for claimed.Load() < rows && ctx.Err() == nil {
-					got, err := s.claimDue(ctx, owner, 1_000, 60_000, 1+w%5, []string{"race"}, shards)
+					got, err := s.ClaimDue(ctx, owner, 1_000, 60_000, 1+w%5, []string{"race"}, shards)
 					if err != nil {
 						errs <- fmt.Errorf("%s: %w", owner, err)
 						return
@@ -208,7 +211,7 @@ func TestRacingClaimersWinEachRowOnce(t *testing.T) {
 			Owner   string `db:"lease_owner"`
 			Attempt int    `db:"execute_times"`
 		}
-		if err := s.db.Select(&stored, "SELECT id, lease_owner, execute_times FROM argo_task"); err != nil {
+		if err := dbx(s).Select(&stored, "SELECT id, lease_owner, execute_times FROM argo_task"); err != nil {
 			t.Fatal(err)
 		}
 		for _, r := range stored {
@@ -223,31 +226,31 @@ func TestRacingClaimersWinEachRowOnce(t *testing.T) {
 // that another claimer took and gave back meanwhile (retrying again, due,
 // unleased, one attempt further) is not taken on the stale read.
 func TestClaimSkipsRowChangedSinceRead(t *testing.T) {
-	eachWritePath(t, func(t *testing.T, s *store) {
+	eachWritePath(t, func(t *testing.T, s *storage.Store) {
 		ctx := context.Background()
 		moved, kept := sampleTask("s", StateRetrying, 100, 0), sampleTask("s", StateRetrying, 100, 0)
 		moved.ExecuteTimes, kept.ExecuteTimes = 1, 1
 		mustInsert(t, s, moved, kept)
-		staleMoved, _ := s.get(ctx, moved.ID)
-		staleKept, _ := s.get(ctx, kept.ID)
+		staleMoved, _ := s.Get(ctx, moved.ID)
+		staleKept, _ := s.Get(ctx, kept.ID)
 		// Meanwhile another instance claims the row, its attempt fails, and
 		// the retry is due again at once.
-		if got, err := s.claimByID(ctx, moved.ID, StateRetrying, "other", 200, 5000); err != nil || got == nil {
+		if got, err := s.ClaimByID(ctx, moved.ID, StateRetrying, "other", 200, 5000); err != nil || got == nil {
 			t.Fatalf("claim by the other instance: %v, %v", got, err)
 		}
 		msg := "failed"
-		if err := s.finish(ctx, finishing{fence: fence{id: moved.ID, shard: 0, owner: "other", attempt: 2, from: StateRunning}, to: StateRetrying, due: 150, errMsg: &msg,
-			history: &Attempt{TaskPK: moved.ID, Attempt: 2, Kind: "attempt", Worker: "other", StartedAt: 200, FinishedAt: 210, Outcome: OutcomeFailed, Error: msg}}, 210); err != nil {
+		if err := s.Finish(ctx, finishing{Fence: fence{ID: moved.ID, Shard: 0, Owner: "other", Attempt: 2, From: StateRunning}, To: StateRetrying, Due: 150, ErrMsg: &msg,
+			History: &Attempt{TaskPK: moved.ID, Attempt: 2, Kind: "attempt", Worker: "other", StartedAt: 200, FinishedAt: 210, Outcome: OutcomeFailed, Error: msg}}, 210); err != nil {
 			t.Fatal(err)
 		}
-		took, err := s.takeCandidates(ctx, "me", 300, 300, 5000, []*Task{staleMoved, staleKept})
+		took, err := s.TakeCandidates(ctx, "me", 300, 300, 5000, []*Task{staleMoved, staleKept})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(took) != 1 || took[0].ID != kept.ID {
 			t.Fatalf("took %v, want only %d (the row still as read)", ids(took), kept.ID)
 		}
-		if tk, _ := s.get(ctx, moved.ID); tk.State != StateRetrying || tk.ExecuteTimes != 2 || tk.LeaseOwner != "" {
+		if tk, _ := s.Get(ctx, moved.ID); tk.State != StateRetrying || tk.ExecuteTimes != 2 || tk.LeaseOwner != "" {
 			t.Fatalf("row changed since read: %s attempt %d owner %q, want retrying at attempt 2, unleased", tk.State, tk.ExecuteTimes, tk.LeaseOwner)
 		}
 	})

@@ -7,6 +7,8 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/argo-retry/argo/internal/storage"
+	"github.com/argo-retry/argo/internal/storage/mysqldriver"
 	"github.com/argo-retry/argo/internal/testdb"
 )
 
@@ -27,10 +29,11 @@ func TestClaimLocksOnlyRowsItTakes(t *testing.T) {
 		mustInsert(t, s, task)
 		all = append(all, task.ID)
 	}
-	where := "due_at <= ? AND lease_until <= ? AND ((task_id IN (?) AND shard_key IN (?)))"
+	// The driver's candidate read, scoped to one name and shard.
+	candidates := mysqldriver.ClaimCandidates("((task_id IN (?) AND shard_key IN (?)))")
 	args := []any{Millis(1000), Millis(1000), "l", 3}
 	rowsLocked := func(lockingRead bool) int {
-		conn, err := s.db.Connx(ctx)
+		conn, err := dbx(s).Connx(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,7 +44,7 @@ func TestClaimLocksOnlyRowsItTakes(t *testing.T) {
 			}
 		}
 		defer conn.ExecContext(ctx, "ROLLBACK")
-		q := "SELECT " + taskColumns + " FROM argo_task WHERE " + where + " ORDER BY due_at LIMIT ?"
+		q := candidates
 		if lockingRead {
 			q += " FOR UPDATE SKIP LOCKED"
 		}
@@ -54,7 +57,7 @@ func TestClaimLocksOnlyRowsItTakes(t *testing.T) {
 		}
 		if !lockingRead {
 			for _, c := range cands {
-				res, err := conn.ExecContext(ctx, s.claimFenceSQL(), "me", Millis(5000), Millis(1000), c.ID, c.State, c.ExecuteTimes, Millis(1000), Millis(1000))
+				res, err := conn.ExecContext(ctx, s.ClaimFenceSQL(), "me", Millis(5000), Millis(1000), c.ID, c.State, c.ExecuteTimes, Millis(1000), Millis(1000))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -68,10 +71,10 @@ func TestClaimLocksOnlyRowsItTakes(t *testing.T) {
 		locked := 0
 		for _, id := range all {
 			var got int64
-			err := s.db.QueryRowContext(ctx, "SELECT id FROM argo_task WHERE id = ? FOR UPDATE NOWAIT", id).Scan(&got)
+			err := dbx(s).QueryRowContext(ctx, "SELECT id FROM argo_task WHERE id = ? FOR UPDATE NOWAIT", id).Scan(&got)
 			switch {
 			case err == nil:
-			case isRetryableLockError(err) || strings.Contains(err.Error(), "3572"):
+			case storage.IsRetryableLockError(err) || strings.Contains(err.Error(), "3572"):
 				locked++
 			default:
 				t.Fatal(err)
@@ -111,14 +114,14 @@ func TestOpenClaimAndHeldStartDoNotBlockInserts(t *testing.T) {
 		}
 		mustInsert(t, s, task)
 	}
-	if _, err := s.db.ExecContext(ctx, "ANALYZE TABLE argo_task"); err != nil {
+	if _, err := dbx(s).ExecContext(ctx, "ANALYZE TABLE argo_task"); err != nil {
 		t.Fatal(err)
 	}
 	// insertBlocked inserts, on its own connection with a 1 s lock wait, a
 	// due pending row and a running row whose lease sorts just before the
 	// holds in idx_lease, and reports whether either waited out the second.
 	insertBlocked := func() bool {
-		conn, err := s.db.Connx(ctx)
+		conn, err := dbx(s).Connx(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,10 +134,10 @@ func TestOpenClaimAndHeldStartDoNotBlockInserts(t *testing.T) {
 		leased.ExecuteTimes, leased.LeaseOwner, leased.LeaseUntil = 1, "you", 4999
 		blocked := false
 		for _, task := range []*Task{pending, leased} {
-			_, err := conn.ExecContext(ctx, insertTaskSQL, insertArgs(task)...)
+			_, err := conn.ExecContext(ctx, s.Driver().SQL().InsertTask, append(storage.InsertArgs(task), storage.NewSubmitToken())...)
 			switch {
 			case err == nil:
-			case isRetryableLockError(err):
+			case storage.IsRetryableLockError(err):
 				blocked = true
 			default:
 				t.Fatal(err)
@@ -143,7 +146,7 @@ func TestOpenClaimAndHeldStartDoNotBlockInserts(t *testing.T) {
 		return blocked
 	}
 	open := func(iso string, stmts func(conn *sqlx.Conn)) *sqlx.Conn {
-		conn, err := s.db.Connx(ctx)
+		conn, err := dbx(s).Connx(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,14 +181,14 @@ func TestOpenClaimAndHeldStartDoNotBlockInserts(t *testing.T) {
 	closeTx(old)
 
 	// After: the claim's and the held start's statements, as execRowwise runs them.
-	conn := open(rowwiseIsolation, func(conn *sqlx.Conn) {
+	conn := open("READ COMMITTED", func(conn *sqlx.Conn) {
 		for _, c := range due {
-			if _, err := conn.ExecContext(ctx, s.claimFenceSQL(), "me", Millis(9000), Millis(1000), c.ID, c.State, c.ExecuteTimes, Millis(1000), Millis(1000)); err != nil {
+			if _, err := conn.ExecContext(ctx, s.ClaimFenceSQL(), "me", Millis(9000), Millis(1000), c.ID, c.State, c.ExecuteTimes, Millis(1000), Millis(1000)); err != nil {
 				t.Fatal(err)
 			}
 		}
 		for _, h := range held {
-			if _, err := conn.ExecContext(ctx, heldStartSQL(s), Millis(9000), Millis(1000), h.ID, h.ShardKey, "me", h.ExecuteTimes, h.LeaseUntil); err != nil {
+			if _, err := conn.ExecContext(ctx, s.HeldStartSQL(), Millis(9000), Millis(1000), h.ID, h.ShardKey, "me", h.ExecuteTimes, h.LeaseUntil); err != nil {
 				t.Fatal(err)
 			}
 		}

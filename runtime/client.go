@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/argo-retry/argo/internal/storage"
 )
 
 // Execer is what a transactional submit writes through: *sql.Tx, *sqlx.Tx,
@@ -23,7 +25,7 @@ type Execer interface {
 // Runtime persists, claims and runs tasks. It is safe for concurrent use.
 type Runtime struct {
 	cfg    Config
-	store  *store
+	store  *storage.Store
 	log    *slog.Logger
 	alerts *alerter
 	// completer batches finish writes of concurrent attempts.
@@ -85,7 +87,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	if err := db.PingContext(ctx); err != nil {
-		return closeOnErr(startPingError(db, dialect, cfg.DSN, err))
+		return closeOnErr(startPingError(db, cfg.DSN, err))
 	}
 	noteClientSide(cfg.Logger, db)
 	if cfg.AutoMigrate {
@@ -94,10 +96,10 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		}
 	}
 	st := newStore(db, dialect)
-	st.log = cfg.Logger
-	if err := st.checkSchema(ctx); err != nil {
-		st.close()
-		return closeOnErr(runtimeGrantError(db, err))
+	st.SetLogger(cfg.Logger)
+	if err := st.CheckSchema(ctx); err != nil {
+		st.Close()
+		return closeOnErr(st.GrantError(err))
 	}
 	rt := &Runtime{
 		cfg:      cfg,
@@ -120,8 +122,8 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		rt.workStop()
 		rt.alerts.close(context.Background())
 		rt.completer.close()
-		st.close()
-		return closeOnErr(runtimeGrantError(db, err))
+		st.Close()
+		return closeOnErr(st.GrantError(err))
 	}
 	rt.startLoops()
 	rt.log.Info("argo: runtime started", "instance", cfg.InstanceID, "dialect", dialect, "workers", cfg.Workers)
@@ -131,10 +133,10 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 
 // DB returns the runtime's database handle, to begin transactions that
 // SubmitTx writes into.
-func (rt *Runtime) DB() *sql.DB { return rt.store.db.DB }
+func (rt *Runtime) DB() *sql.DB { return rt.store.DB() }
 
 // Dialect returns "mysql" or "sqlite".
-func (rt *Runtime) Dialect() string { return rt.store.dialect }
+func (rt *Runtime) Dialect() string { return rt.store.Dialect() }
 
 // InstanceID returns the name this runtime leases tasks under.
 func (rt *Runtime) InstanceID() string { return rt.cfg.InstanceID }
@@ -260,7 +262,7 @@ func (rt *Runtime) shardFor(by string) int {
 // certainly not written and the call will not happen. When the INSERT's
 // answer is lost (the connection dropped, ctx ended mid-statement), Submit
 // finds out by running the same INSERT again (each submit carries a unique
-// token), until ctx's deadline and for at least submitResolveFloor (5 s);
+// token), until ctx's deadline and for at least storage.SubmitResolveFloor (5 s);
 // if the database stays unreachable that long it returns an error wrapping
 // ErrOutcomeUnknown. A refusal caused by lock conflicts (deadlock, lock wait
 // timeout, certification failure) is retried up to maxSubmitLockTries (10)
@@ -295,10 +297,10 @@ func (rt *Runtime) Submit(ctx context.Context, c Call) (int64, error) {
 		t.State, t.ExecuteTimes, t.LeaseOwner = StateRunning, 1, rt.cfg.InstanceID
 		t.LeaseUntil = toMillis(now.Add(rt.cfg.LeaseDuration))
 	}
-	token := newSubmitToken()
-	resolved, err := rt.store.submitInsert(ctx, t, token)
+	token := storage.NewSubmitToken()
+	resolved, err := rt.store.SubmitInsert(ctx, t, token)
 	if err != nil {
-		var unresolved *errUnresolved
+		var unresolved *storage.UnresolvedError
 		switch {
 		case errors.Is(err, ErrDuplicate):
 			rt.endSubmitReservation(sync, runNow)
@@ -309,7 +311,7 @@ func (rt *Runtime) Submit(ctx context.Context, c Call) (int64, error) {
 				// The reservation passes to the background resolution.
 				rt.resolveSubmitLater(t, token, h, sync)
 			}
-			return 0, outcomeUnknown(t.Name, unresolved.last)
+			return 0, outcomeUnknown(t.Name, unresolved.Last)
 		}
 		rt.endSubmitReservation(sync, runNow)
 		if ctx.Err() == nil { // the caller's deadline is no database outage
@@ -358,15 +360,15 @@ func (rt *Runtime) SubmitTx(ctx context.Context, tx Execer, c Call) (int64, erro
 		return 0, notPersisted(c.Task.Name, err)
 	}
 	t := rt.newTask(c, p, rt.now())
-	token := newSubmitToken()
-	if err := rt.store.insertToken(ctx, tx, t, token); err != nil {
+	token := storage.NewSubmitToken()
+	if err := rt.store.InsertToken(ctx, tx, t, token); err != nil {
 		if errors.Is(err, ErrDuplicate) {
 			return t.ID, err
 		}
-		if outcomeKnown(err) {
-			return 0, notPersisted(t.Name, describeLockRefusal(err))
+		if rt.store.OutcomeKnown(err) {
+			return 0, notPersisted(t.Name, rt.store.Driver().DescribeLockRefusal(err))
 		}
-		if err := rt.store.resolveTxInsert(ctx, tx, t, token, err); err != nil {
+		if err := rt.store.ResolveTxInsert(ctx, tx, t, token, err); err != nil {
 			return 0, err
 		}
 	}
@@ -397,9 +399,8 @@ func (rt *Runtime) watchCommit(id int64) {
 			if wait < 50*time.Millisecond {
 				wait *= 2
 			}
-			var state State
-			err := rt.store.db.GetContext(rt.ctx, &state, "SELECT task_status FROM argo_task WHERE id = ?", id)
-			if errors.Is(err, sql.ErrNoRows) {
+			state, found, err := rt.store.TaskState(rt.ctx, id)
+			if err == nil && !found {
 				continue // not committed yet (or rolled back)
 			}
 			if err != nil || state != StatePending {
@@ -410,7 +411,7 @@ func (rt *Runtime) watchCommit(id int64) {
 				return
 			}
 			now := rt.now()
-			t, err := rt.store.claimByID(rt.ctx, id, StatePending, rt.cfg.InstanceID, toMillis(now), toMillis(now.Add(rt.cfg.LeaseDuration)))
+			t, err := rt.store.ClaimByID(rt.ctx, id, StatePending, rt.cfg.InstanceID, toMillis(now), toMillis(now.Add(rt.cfg.LeaseDuration)))
 			if err != nil || t == nil {
 				rt.unreserve(1)
 				return
@@ -509,9 +510,9 @@ func (rt *Runtime) stop(ctx context.Context) error {
 		close(rt.renewStop)
 		<-rt.renewDone
 		rt.completer.close()
-		rt.store.close()
+		rt.store.Close()
 		if rt.ownDB {
-			rt.store.db.Close()
+			rt.store.DB().Close()
 		}
 		rt.log.Info("argo: runtime stopped", "instance", rt.cfg.InstanceID, "took", time.Since(began).Round(time.Millisecond))
 	}()

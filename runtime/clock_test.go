@@ -86,7 +86,7 @@ func TestClockSkewMeasuredAtStart(t *testing.T) {
 			t.Fatalf("the runtime's Inspector is %s off the database's clock, want ± %s", d, skewTolerance)
 		}
 		var beat Millis
-		if err := rt.store.db.Get(&beat, "SELECT heartbeat_at FROM argo_instance WHERE instance_id = ?", rt.InstanceID()); err != nil {
+		if err := dbx(rt.store).Get(&beat, "SELECT heartbeat_at FROM argo_instance WHERE instance_id = ?", rt.InstanceID()); err != nil {
 			t.Fatal(err)
 		}
 		if d := beat.Time().Sub(time.Now()); d > 0 || d < -time.Second {
@@ -95,7 +95,7 @@ func TestClockSkewMeasuredAtStart(t *testing.T) {
 		// More heartbeats: still one INFO line.
 		waitFor(t, 5*time.Second, "three more heartbeats", func() bool {
 			var b Millis
-			if err := rt.store.db.Get(&b, "SELECT heartbeat_at FROM argo_instance WHERE instance_id = ?", rt.InstanceID()); err != nil {
+			if err := dbx(rt.store).Get(&b, "SELECT heartbeat_at FROM argo_instance WHERE instance_id = ?", rt.InstanceID()); err != nil {
 				t.Fatal(err)
 			}
 			return b >= beat+Millis(3*cfg.HeartbeatInterval.Milliseconds())
@@ -231,7 +231,7 @@ func TestTwoInstancesTenSecondsApartNeverOverlap(t *testing.T) {
 		// before the slow one starts.
 		waitFor(t, 5*time.Second, "the fast instance to hold the maintenance role", func() bool {
 			var holder string
-			err := fast.store.db.Get(&holder, "SELECT holder FROM argo_leader WHERE name = 'maintenance'")
+			err := dbx(fast.store).Get(&holder, "SELECT holder FROM argo_leader WHERE name = 'maintenance'")
 			return err == nil && holder == "fast"
 		})
 		slow := startRuntime(t, newCfg("slow", -5*time.Second))

@@ -169,7 +169,7 @@ func runCluster(t *testing.T, dsn string, tasks int, logger *slog.Logger) {
 		ExecuteTimes int    `db:"execute_times"`
 		Parameter    string `db:"task_parameter"`
 	}
-	if err := rts[0].store.db.SelectContext(ctx, &rows, "SELECT id, execute_times, task_parameter FROM argo_task WHERE task_status = 3"); err != nil {
+	if err := dbx(rts[0].store).SelectContext(ctx, &rows, "SELECT id, execute_times, task_parameter FROM argo_task WHERE task_status = 3"); err != nil {
 		t.Fatal(err)
 	}
 	wantRuns := 0
@@ -188,7 +188,7 @@ func runCluster(t *testing.T, dsn string, tasks int, logger *slog.Logger) {
 		}
 	}
 	var histories int // attempt rows, and the succeeded attempts on their task rows
-	if err := rts[0].store.db.GetContext(ctx, &histories, "SELECT (SELECT COUNT(*) FROM argo_task_attempt WHERE kind = 'attempt') + (SELECT COUNT(*) FROM argo_task WHERE task_status = 3 AND attempt_started_at > 0)"); err != nil {
+	if err := dbx(rts[0].store).GetContext(ctx, &histories, "SELECT (SELECT COUNT(*) FROM argo_task_attempt WHERE kind = 'attempt') + (SELECT COUNT(*) FROM argo_task WHERE task_status = 3 AND attempt_started_at > 0)"); err != nil {
 		t.Fatal(err)
 	}
 	var total int64

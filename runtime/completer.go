@@ -40,7 +40,7 @@ func (c *completer) finish(f finishing) error {
 	if c.closed {
 		// An attempt that outlived Stop: write it alone.
 		c.mu.RUnlock()
-		return c.rt.store.finish(context.Background(), f, toMillis(c.rt.now()))
+		return c.rt.store.Finish(context.Background(), f, toMillis(c.rt.now()))
 	}
 	c.reqs <- completion{f: f, reply: reply}
 	c.mu.RUnlock()
@@ -65,14 +65,14 @@ func (c *completer) loop() {
 			}
 		}
 		if len(batch) == 1 {
-			batch[0].reply <- c.rt.store.finish(context.Background(), batch[0].f, toMillis(c.rt.now()))
+			batch[0].reply <- c.rt.store.Finish(context.Background(), batch[0].f, toMillis(c.rt.now()))
 			continue
 		}
 		fs := make([]finishing, len(batch))
 		for i, r := range batch {
 			fs[i] = r.f
 		}
-		errs, err := c.rt.store.finishBatch(context.Background(), fs, toMillis(c.rt.now()))
+		errs, err := c.rt.store.FinishBatch(context.Background(), fs, toMillis(c.rt.now()))
 		for i, r := range batch {
 			if err != nil {
 				r.reply <- err

@@ -7,7 +7,10 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/argo-retry/argo/internal/storage"
 )
 
 // Config configures a Runtime. Every zero field takes the default its
@@ -118,8 +121,8 @@ func (c Config) withDefaults() (Config, error) {
 	if c.DB == nil && c.DSN == "" {
 		return c, errors.New(`argo: Config needs a DSN ("sqlite:argo.db" for the embedded default, or "mysql:user:pass@tcp(host:3306)/db") or an open DB with its Dialect`)
 	}
-	if c.DB != nil && c.Dialect != "mysql" && c.Dialect != "sqlite" {
-		return c, fmt.Errorf(`argo: Config.Dialect %q: with Config.DB set, Dialect must be "mysql" or "sqlite"`, c.Dialect)
+	if c.DB != nil && !storage.Known(c.Dialect) {
+		return c, fmt.Errorf(`argo: Config.Dialect %q: with Config.DB set, Dialect must be one of %s`, c.Dialect, strings.Join(storage.Dialects(), ", "))
 	}
 	if c.InstanceID == "" {
 		host, _ := os.Hostname()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/argo-retry/argo/internal/storage"
 	"github.com/argo-retry/argo/internal/testdb"
 )
 
@@ -43,7 +44,7 @@ func TestSubmitsNotRefusedByClaimsAndHeldStarts(t *testing.T) {
 			for i := w; i < retrying; i += 8 {
 				task := sampleTask("contend.retry", StatePending, now-Millis(retrying-i), i%64)
 				task.RetryPolicyJSON = encodePolicy(retryEvery(attempts))
-				if err := seed.insert(ctx, nil, task); err != nil {
+				if err := seed.Insert(ctx, nil, task); err != nil {
 					seedErrs <- err
 					return
 				}
@@ -57,7 +58,7 @@ func TestSubmitsNotRefusedByClaimsAndHeldStarts(t *testing.T) {
 	}
 	// Fresh statistics, as on a table in service: the optimizer then plans
 	// statements with the secondary indexes a busy table would use.
-	if _, err := seed.db.ExecContext(ctx, "ANALYZE TABLE argo_task"); err != nil {
+	if _, err := dbx(seed).ExecContext(ctx, "ANALYZE TABLE argo_task"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -149,9 +150,9 @@ func retryEvery(maxAttempts int) RetryPolicy {
 }
 
 // latestDeadlock returns the server's report of its latest deadlock.
-func latestDeadlock(s *store) string {
+func latestDeadlock(s *storage.Store) string {
 	var typ, name, status string
-	if err := s.db.QueryRow("SHOW ENGINE INNODB STATUS").Scan(&typ, &name, &status); err != nil {
+	if err := dbx(s).QueryRow("SHOW ENGINE INNODB STATUS").Scan(&typ, &name, &status); err != nil {
 		return "SHOW ENGINE INNODB STATUS: " + err.Error()
 	}
 	i := strings.Index(status, "LATEST DETECTED DEADLOCK")

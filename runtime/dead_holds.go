@@ -12,7 +12,7 @@ import (
 // logged when there are none; a failed read is logged and Start goes on.
 func (rt *Runtime) logDeadHolds(ctx context.Context) {
 	now := rt.now()
-	holds, err := rt.store.deadHolds(ctx, rt.cfg.InstanceID, toMillis(now.Add(-rt.cfg.InstanceTimeout)), toMillis(now))
+	holds, err := rt.store.DeadHolds(ctx, rt.cfg.InstanceID, toMillis(now.Add(-rt.cfg.InstanceTimeout)), toMillis(now))
 	if err != nil {
 		rt.log.Warn("argo: could not read the retries held by instances that are gone", "error", err)
 		return

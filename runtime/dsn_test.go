@@ -59,13 +59,13 @@ func TestGBKCharsetRunsNoArgumentAsSQL(t *testing.T) {
 	cfg := testConfig(withDSNParam(dsn, "charset=gbk"))
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	rt := startRuntime(t, cfg)
-	if rt.store.onetripDB() != nil {
+	if rt.store.OnetripInUse() {
 		t.Error("a multi-statement pool was opened on a gbk connection")
 	}
-	if h := mysqlHandleOf(rt.store.db.DB); h == nil || h.cfg.InterpolateParams {
+	if h := mysqlHandleOf(rt.store.DB()); h == nil || h.cfg.InterpolateParams {
 		t.Error("arguments are interpolated client-side on a gbk connection")
 	}
-	noteClientSide(cfg.Logger, rt.store.db.DB) // a second runtime on the handle, say
+	noteClientSide(cfg.Logger, rt.store.DB()) // a second runtime on the handle, say
 	if n := strings.Count(logs.String(), "level=INFO msg=\"argo: MySQL arguments sent as server-side prepared statements"); n != 1 {
 		t.Errorf("%d INFO logs saying why arguments are not interpolated, want 1; log:\n%s", n, logs.String())
 	}
@@ -120,22 +120,22 @@ func TestGBKCharsetRunsNoArgumentAsSQL(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				return finishing{fence: fence{id: id, shard: task.ShardKey, owner: "gbk-test", attempt: 1, from: StateRunning}, to: StateRetrying, due: toMillis(time.Now()), errMsg: &text}
+				return finishing{Fence: fence{ID: id, Shard: task.ShardKey, Owner: "gbk-test", Attempt: 1, From: StateRunning}, To: StateRetrying, Due: toMillis(time.Now()), ErrMsg: &text}
 			}
 			failure := func() finishing {
 				f := leased()
 				now := toMillis(time.Now())
-				f.history = &Attempt{TaskPK: f.id, Attempt: 1, Kind: "attempt", Worker: "gbk-test", StartedAt: now, FinishedAt: now, Outcome: OutcomeFailed, Error: text}
+				f.History = &Attempt{TaskPK: f.ID, Attempt: 1, Kind: "attempt", Worker: "gbk-test", StartedAt: now, FinishedAt: now, Outcome: OutcomeFailed, Error: text}
 				return f
 			}
-			err := rt.store.finish(context.Background(), failure(), toMillis(time.Now()))
+			err := rt.store.Finish(context.Background(), failure(), toMillis(time.Now()))
 			if pwned(t, admin) {
 				t.Fatalf("error text %q ran as SQL (lone failure): table argo_pwned exists", text)
 			}
 			refusedAsData(t, "lone failure", err)
 			// A batch: a failure with its history row, and a finish whose
 			// error text goes only on the task row (its UPDATE).
-			errs, err := rt.store.finishBatch(context.Background(), []finishing{failure(), leased()}, toMillis(time.Now()))
+			errs, err := rt.store.FinishBatch(context.Background(), []finishing{failure(), leased()}, toMillis(time.Now()))
 			if pwned(t, admin) {
 				t.Fatalf("error text %q ran as SQL (batch): table argo_pwned exists", text)
 			}
@@ -251,10 +251,10 @@ func TestSafeCharsetKeepsClientSideInterpolation(t *testing.T) {
 			t.Errorf("%q: not interpolated client-side", param)
 		}
 		s := newStore(db, DialectMySQL)
-		if s.onetripDB() == nil {
+		if !s.OnetripInUse() {
 			t.Errorf("%q: no multi-statement pool", param)
 		}
-		s.close()
+		s.Close()
 		db.Close()
 	}
 }
@@ -368,7 +368,7 @@ func TestServerImposedCharsetIsOverridden(t *testing.T) {
 
 	rt := startRuntime(t, testConfig(dsn))
 	var got string
-	if err := rt.store.db.QueryRow("SELECT @@character_set_client").Scan(&got); err != nil {
+	if err := dbx(rt.store).QueryRow("SELECT @@character_set_client").Scan(&got); err != nil {
 		t.Fatal(err)
 	}
 	if got != "utf8mb4" {
@@ -389,9 +389,9 @@ func TestServerImposedCharsetIsOverridden(t *testing.T) {
 	}
 	text := "peer said \xbf', 0 FROM DUAL; CREATE TABLE argo_pwned (x INT); -- "
 	now := toMillis(time.Now())
-	err = rt.store.finish(context.Background(), finishing{
-		fence: fence{id: id, shard: task.ShardKey, owner: "gbk-test", attempt: 1, from: StateRunning}, to: StateRetrying, due: now, errMsg: &text,
-		history: &Attempt{TaskPK: id, Attempt: 1, Kind: "attempt", Worker: "gbk-test", StartedAt: now, FinishedAt: now, Outcome: OutcomeFailed, Error: text},
+	err = rt.store.Finish(context.Background(), finishing{
+		Fence: fence{ID: id, Shard: task.ShardKey, Owner: "gbk-test", Attempt: 1, From: StateRunning}, To: StateRetrying, Due: now, ErrMsg: &text,
+		History: &Attempt{TaskPK: id, Attempt: 1, Kind: "attempt", Worker: "gbk-test", StartedAt: now, FinishedAt: now, Outcome: OutcomeFailed, Error: text},
 	}, now)
 	t.Logf("outcome write: %v", err)
 	if pwned(t, root) {

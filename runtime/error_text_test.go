@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
+	"github.com/argo-retry/argo/internal/storage"
 	"github.com/argo-retry/argo/internal/testdb"
 )
 
@@ -42,13 +42,13 @@ func checkStoredText(t *testing.T, what, got, head string) {
 
 // requireStrictMySQL fails a MySQL test whose server would accept what strict
 // mode refuses (the test would prove nothing).
-func requireStrictMySQL(t *testing.T, s *store) {
+func requireStrictMySQL(t *testing.T, s *storage.Store) {
 	t.Helper()
-	if s.dialect != DialectMySQL {
+	if s.Dialect() != DialectMySQL {
 		return
 	}
 	var mode string
-	if err := s.db.GetContext(context.Background(), &mode, "SELECT @@SESSION.sql_mode"); err != nil {
+	if err := dbx(s).GetContext(context.Background(), &mode, "SELECT @@SESSION.sql_mode"); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(mode, "STRICT_TRANS_TABLES") {
@@ -56,113 +56,8 @@ func requireStrictMySQL(t *testing.T, s *store) {
 	}
 }
 
-func TestSanitizeErrorText(t *testing.T) {
-	t.Run("unchanged when storable", func(t *testing.T) {
-		for _, s := range []string{"", "plain", "héllo € 😀 \ufffd kept", strings.Repeat("y", MaxErrorTextBytes)} {
-			if got := sanitizeErrorText(s); got != s {
-				t.Fatalf("%q changed to %q", s[:min(len(s), 40)], got[:min(len(got), 40)])
-			}
-		}
-	})
-	t.Run("escapes", func(t *testing.T) {
-		for _, p := range poisonTexts[1:5] {
-			if got := sanitizeErrorText(p.text); got != p.storedHead {
-				t.Fatalf("%s: %q, want %q", p.name, got, p.storedHead)
-			}
-		}
-	})
-	t.Run("exact limit", func(t *testing.T) {
-		over := strings.Repeat("z", MaxErrorTextBytes+1)
-		got := sanitizeErrorText(over)
-		if len(got) > MaxErrorTextBytes || !strings.HasSuffix(got, "bytes cut]") {
-			t.Fatalf("%d bytes, ends %q", len(got), got[len(got)-30:])
-		}
-		checkCut(t, over, got)
-		// An escape that would end past the limit is left out whole.
-		edge := strings.Repeat("a", MaxErrorTextBytes-3) + "\xff"
-		got = sanitizeErrorText(edge)
-		checkCut(t, edge, got)
-		if strings.Contains(got, `\x`) && !strings.Contains(got, `\xff`) {
-			t.Fatalf("escape split: %q", got[len(got)-40:])
-		}
-	})
-	t.Run("rune boundaries", func(t *testing.T) {
-		for _, r := range []string{"é", "€", "😀", "\xff"} {
-			for shift := range 4 {
-				s := strings.Repeat("a", shift) + strings.Repeat(r, MaxErrorTextBytes)
-				got := sanitizeErrorText(s)
-				if !utf8.ValidString(got) || len(got) > MaxErrorTextBytes {
-					t.Fatalf("%q shift %d: %d bytes, valid %v", r, shift, len(got), utf8.ValidString(got))
-				}
-				if len(got) < MaxErrorTextBytes-8 { // at most one character's room is lost
-					t.Fatalf("%q shift %d: only %d of %d bytes used", r, shift, len(got), MaxErrorTextBytes)
-				}
-				checkCut(t, s, got)
-			}
-		}
-	})
-	t.Run("panic keeps message head and stack", func(t *testing.T) {
-		stack := string(debug.Stack())
-		for _, value := range []string{strings.Repeat("v", 100<<10), "short value"} {
-			text := (&PanicError{Value: value + "\xff", Stack: stack + strings.Repeat("\tframe\n", 5000)}).Error()
-			got := sanitizeErrorText(text)
-			if !utf8.ValidString(got) || len(got) > MaxErrorTextBytes {
-				t.Fatalf("%d bytes, valid %v", len(got), utf8.ValidString(got))
-			}
-			if !strings.HasPrefix(got, "panic: "+value[:min(len(value), 1000)]) {
-				t.Fatalf("message head lost: %q", got[:80])
-			}
-			// The top frames (this test) are kept after the message.
-			if !strings.Contains(got, "\ngoroutine ") || !strings.Contains(got, "TestSanitizeErrorText") {
-				t.Fatalf("stack lost: %q", got[max(0, len(got)-200):])
-			}
-			if !strings.HasSuffix(got, "bytes cut]") {
-				t.Fatalf("no cut marker at the end: %q", got[len(got)-40:])
-			}
-		}
-	})
-	t.Run("operator text", func(t *testing.T) {
-		if err := checkOperatorText("discard reason", "ok, é"); err != nil {
-			t.Fatal(err)
-		}
-		for in, want := range map[string]string{
-			"a\xffb":                                 "not valid UTF-8 (byte 0xff at offset 1)",
-			"a\x00b":                                 "NUL byte at offset 1",
-			strings.Repeat("r", MaxErrorTextBytes+1): "the limit is 16384",
-		} {
-			if err := checkOperatorText("discard reason", in); err == nil || !strings.Contains(err.Error(), want) {
-				t.Fatalf("%q: %v, want %q", in[:min(len(in), 10)], err, want)
-			}
-		}
-	})
-	t.Run("replacement text fits 255 bytes", func(t *testing.T) {
-		got := refusedText(errors.New(strings.Repeat("é", 1000)))
-		if len(got) > 255 || !strings.HasPrefix(got, "argo: error text refused by the database (") {
-			t.Fatalf("%d bytes: %q", len(got), got)
-		}
-	})
-}
-
-// checkCut checks that a cut text is a head of in's escaped form plus a
-// marker counting exactly the bytes of in not stored.
-func checkCut(t *testing.T, in, got string) {
-	t.Helper()
-	i := strings.LastIndex(got, "…[argo: ")
-	if i < 0 {
-		t.Fatalf("no marker in %q", got[max(0, len(got)-40):])
-	}
-	var cut int
-	if _, err := fmt.Sscanf(got[i:], "…[argo: %d bytes cut]", &cut); err != nil {
-		t.Fatalf("marker %q: %v", got[i:], err)
-	}
-	head, covered := escapeText(in, i)
-	if head != got[:i] || covered+cut != len(in) {
-		t.Fatalf("head of %d bytes covers %d of %d input bytes; marker says %d cut", i, covered, len(in), cut)
-	}
-}
-
-// TestErrorTextsStoredByTheStore writes every poison text through each store
 // write that binds an error text, on both write paths, and reads it back.
+// TestErrorTextsStoredByTheStore writes every poison text through each store
 func TestErrorTextsStoredByTheStore(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, backendDSN string) {
 		for _, viaTx := range []bool{false, true} {
@@ -172,7 +67,9 @@ func TestErrorTextsStoredByTheStore(t *testing.T) {
 					dsn = testdb.MySQLDSN(t)
 				}
 				s := openTestStore(t, dsn)
-				s.noOnetrip = viaTx
+				if viaTx {
+					s.DisableOnetrip()
+				}
 				requireStrictMySQL(t, s)
 				ctx := context.Background()
 				for _, p := range poisonTexts {
@@ -180,7 +77,7 @@ func TestErrorTextsStoredByTheStore(t *testing.T) {
 					in := sampleTask("poison", StatePending, 1, 0)
 					in.ErrorMsg, in.FallbackErrorMsg, in.DiscardReason = p.text, p.text, p.text
 					mustInsert(t, s, in)
-					got, err := s.get(ctx, in.ID)
+					got, err := s.Get(ctx, in.ID)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -195,32 +92,32 @@ func TestErrorTextsStoredByTheStore(t *testing.T) {
 					claimed := claimIDs(t, s, a.ID, b.ID)
 					text := p.text
 					fail := func(c *Task, to State) finishing {
-						return finishing{fence: fence{id: c.ID, owner: "me", attempt: c.ExecuteTimes, from: c.State}, to: to, due: 50, errMsg: &text,
-							history: &Attempt{TaskPK: c.ID, Attempt: c.ExecuteTimes, Kind: "attempt", Worker: "me", StartedAt: 10, FinishedAt: 20, Outcome: OutcomeFailed, Error: text}}
+						return finishing{Fence: fence{ID: c.ID, Owner: "me", Attempt: c.ExecuteTimes, From: c.State}, To: to, Due: 50, ErrMsg: &text,
+							History: &Attempt{TaskPK: c.ID, Attempt: c.ExecuteTimes, Kind: "attempt", Worker: "me", StartedAt: 10, FinishedAt: 20, Outcome: OutcomeFailed, Error: text}}
 					}
-					if err := s.finish(ctx, fail(claimed[a.ID], StateRetrying), 30); err != nil {
+					if err := s.Finish(ctx, fail(claimed[a.ID], StateRetrying), 30); err != nil {
 						t.Fatalf("%s: finish: %v", p.name, err)
 					}
 					checkTaskTexts(t, s, p.name+" finish", a.ID, StateRetrying, p.storedHead)
 
 					// b: exhausted, then its fallback fails with the text.
-					if err := s.finish(ctx, fail(claimed[b.ID], StateExhausted), 30); err != nil {
+					if err := s.Finish(ctx, fail(claimed[b.ID], StateExhausted), 30); err != nil {
 						t.Fatalf("%s: finish: %v", p.name, err)
 					}
-					fb, err := s.claimByID(ctx, b.ID, StateExhausted, "me", 60, 100000)
+					fb, err := s.ClaimByID(ctx, b.ID, StateExhausted, "me", 60, 100000)
 					if err != nil || fb == nil {
 						t.Fatalf("claim fallback: %v %v", fb, err)
 					}
 					c := sampleTask("poison", StatePending, 1, 0)
 					mustInsert(t, s, c)
 					cc := claimIDs(t, s, c.ID)[c.ID]
-					fbf := finishing{fence: fence{id: b.ID, owner: "me", attempt: fb.ExecuteTimes, from: StateFallingBack}, to: StateDead, due: 70, fallbackErr: &text,
-						history: &Attempt{TaskPK: b.ID, Attempt: fb.ExecuteTimes, Kind: "fallback", Worker: "me", StartedAt: 60, FinishedAt: 70, Outcome: OutcomeFailed, Error: text}}
-					errs, err := s.finishBatch(ctx, []finishing{fbf, fail(cc, StateRetrying)}, 80)
+					fbf := finishing{Fence: fence{ID: b.ID, Owner: "me", Attempt: fb.ExecuteTimes, From: StateFallingBack}, To: StateDead, Due: 70, FallbackErr: &text,
+						History: &Attempt{TaskPK: b.ID, Attempt: fb.ExecuteTimes, Kind: "fallback", Worker: "me", StartedAt: 60, FinishedAt: 70, Outcome: OutcomeFailed, Error: text}}
+					errs, err := s.FinishBatch(ctx, []finishing{fbf, fail(cc, StateRetrying)}, 80)
 					if err != nil || errs[0] != nil || errs[1] != nil {
 						t.Fatalf("%s: finishBatch: %v %v", p.name, errs, err)
 					}
-					dead, _ := s.get(ctx, b.ID)
+					dead, _ := s.Get(ctx, b.ID)
 					if dead.State != StateDead {
 						t.Fatalf("%s: fallback finish: %s", p.name, dead.State)
 					}
@@ -232,8 +129,8 @@ func TestErrorTextsStoredByTheStore(t *testing.T) {
 					mustInsert(t, s, d)
 					dc := claimIDs(t, s, d.ID)[d.ID]
 					rf := fail(dc, StateRetrying)
-					rf.history.Outcome = OutcomeLeaseExpired
-					if err := s.rescue(ctx, rf, dc.LeaseUntil, 200); err != nil {
+					rf.History.Outcome = OutcomeLeaseExpired
+					if err := s.Rescue(ctx, rf, dc.LeaseUntil, 200); err != nil {
 						t.Fatalf("%s: rescue: %v", p.name, err)
 					}
 					checkTaskTexts(t, s, p.name+" rescue", d.ID, StateRetrying, p.storedHead)
@@ -244,11 +141,11 @@ func TestErrorTextsStoredByTheStore(t *testing.T) {
 }
 
 // claimIDs claims the given pending tasks (named "poison") for "me".
-func claimIDs(t *testing.T, s *store, ids ...int64) map[int64]*Task {
+func claimIDs(t *testing.T, s *storage.Store, ids ...int64) map[int64]*Task {
 	t.Helper()
 	out := map[int64]*Task{}
 	for _, id := range ids {
-		c, err := s.claimByID(context.Background(), id, StatePending, "me", 5, 100000)
+		c, err := s.ClaimByID(context.Background(), id, StatePending, "me", 5, 100000)
 		if err != nil || c == nil {
 			t.Fatalf("claim %d: %v %v", id, c, err)
 		}
@@ -259,10 +156,10 @@ func claimIDs(t *testing.T, s *store, ids ...int64) map[int64]*Task {
 
 // checkTaskTexts checks a task's state, its error_msg and the error of its
 // last history row.
-func checkTaskTexts(t *testing.T, s *store, what string, id int64, want State, head string) {
+func checkTaskTexts(t *testing.T, s *storage.Store, what string, id int64, want State, head string) {
 	t.Helper()
 	ctx := context.Background()
-	got, err := s.get(ctx, id)
+	got, err := s.Get(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +167,7 @@ func checkTaskTexts(t *testing.T, s *store, what string, id int64, want State, h
 		t.Fatalf("%s: state %s, want %s", what, got.State, want)
 	}
 	checkStoredText(t, what+" error_msg", got.ErrorMsg, head)
-	atts, err := s.attempts(ctx, id)
+	atts, err := s.Attempts(ctx, id)
 	if err != nil || len(atts) == 0 {
 		t.Fatalf("%s: attempts %v %v", what, atts, err)
 	}
@@ -288,15 +185,15 @@ func TestFlagOrphansLongMessage(t *testing.T) {
 		for i := range live {
 			live[i] = fmt.Sprintf("instance-%04d-with-a-long-host-name.example", i)
 		}
-		flagged, err := s.flagOrphans(context.Background(), []string{"other"}, live, 10, 20, 10)
+		flagged, err := s.FlagOrphans(context.Background(), []string{"other"}, live, 10, 20, 10)
 		if err != nil || len(flagged) != 1 {
 			t.Fatalf("flagOrphans: %v, %v", flagged, err)
 		}
 		var msg string
-		if err := s.db.GetContext(context.Background(), &msg, "SELECT error_msg FROM argo_task WHERE task_id = 'gone'"); err != nil {
+		if err := dbx(s).GetContext(context.Background(), &msg, "SELECT error_msg FROM argo_task WHERE task_id = 'gone'"); err != nil {
 			t.Fatal(err)
 		}
-		checkStoredText(t, "orphan message", msg, orphanMsgPrefix+`"gone"`)
+		checkStoredText(t, "orphan message", msg, storage.OrphanMsgPrefix+`"gone"`)
 	})
 }
 
@@ -362,7 +259,7 @@ func TestPoisonErrorTextsEndTasks(t *testing.T) {
 			}
 		}
 		var running int
-		if err := rt.store.db.GetContext(ctx, &running, "SELECT COUNT(*) FROM argo_task WHERE task_status IN (1, 5)"); err != nil || running != 0 {
+		if err := dbx(rt.store).GetContext(ctx, &running, "SELECT COUNT(*) FROM argo_task WHERE task_status IN (1, 5)"); err != nil || running != 0 {
 			t.Fatalf("%d rows still running or falling back (%v)", running, err)
 		}
 	})
@@ -386,7 +283,7 @@ func TestDiscardReasonRefusedUnlessStorable(t *testing.T) {
 			if _, err := in.DiscardWhere(ctx, Filter{}, reason, true); err == nil {
 				t.Fatalf("DiscardWhere dry run accepted reason %q", reason[:min(len(reason), 12)])
 			}
-			if got, _ := s.get(ctx, task.ID); got.State != StatePending || got.DiscardReason != "" {
+			if got, _ := s.Get(ctx, task.ID); got.State != StatePending || got.DiscardReason != "" {
 				t.Fatalf("refused discard changed the task: %s %q", got.State, got.DiscardReason)
 			}
 		}
@@ -394,7 +291,7 @@ func TestDiscardReasonRefusedUnlessStorable(t *testing.T) {
 		if err := in.Discard(ctx, task.ID, reason); err != nil {
 			t.Fatal(err)
 		}
-		if got, _ := s.get(ctx, task.ID); got.State != StateDiscarded || got.DiscardReason != reason {
+		if got, _ := s.Get(ctx, task.ID); got.State != StateDiscarded || got.DiscardReason != reason {
 			t.Fatalf("discard: %s, reason stored altered", got.State)
 		}
 	})
@@ -406,13 +303,13 @@ func (l *syncBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler
 // columns, so that a text the sanitiser passes (over 255 bytes) is refused
 // for its data (1406): the degrade path's trigger. (SQLite has no column
 // sizes: the degrade cannot be triggered there.)
-func shrinkErrorColumns(t *testing.T, s *store, typ string) {
+func shrinkErrorColumns(t *testing.T, s *storage.Store, typ string) {
 	t.Helper()
 	for _, q := range []string{
 		"ALTER TABLE argo_task MODIFY error_msg " + typ + " NOT NULL, MODIFY fallback_error_msg " + typ + " NOT NULL",
 		"ALTER TABLE argo_task_attempt MODIFY error_msg " + typ + " NOT NULL",
 	} {
-		if _, err := s.db.Exec(q); err != nil {
+		if _, err := dbx(s).Exec(q); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -421,15 +318,17 @@ func shrinkErrorColumns(t *testing.T, s *store, typ string) {
 // TestDataErrorDegrades: a finish refused for its data is logged at ERROR
 // and lands with the replacement text, on both write paths and in a batch
 // (where the other finishes keep their texts); one refused even then fails
-// with errDataRefused at once.
+// with storage.ErrDataRefused at once.
 func TestDataErrorDegrades(t *testing.T) {
 	for _, viaTx := range []bool{false, true} {
 		t.Run(fmt.Sprintf("viaTx=%v", viaTx), func(t *testing.T) {
 			s := openTestStore(t, testdb.MySQLDSN(t))
-			s.noOnetrip = viaTx
+			if viaTx {
+				s.DisableOnetrip()
+			}
 			requireStrictMySQL(t, s)
 			var logs syncBuffer
-			s.log = logs.logger()
+			s.SetLogger(logs.logger())
 			shrinkErrorColumns(t, s, "TINYTEXT")
 			ctx := context.Background()
 			long, short := strings.Repeat("L", 1000), "short"
@@ -437,13 +336,13 @@ func TestDataErrorDegrades(t *testing.T) {
 			mustInsert(t, s, a, b, c)
 			cl := claimIDs(t, s, a.ID, b.ID, c.ID)
 			fail := func(c *Task, text *string) finishing {
-				return finishing{fence: fence{id: c.ID, owner: "me", attempt: c.ExecuteTimes, from: c.State}, to: StateRetrying, due: 50, errMsg: text,
-					history: &Attempt{TaskPK: c.ID, Attempt: c.ExecuteTimes, Kind: "attempt", Worker: "me", StartedAt: 10, FinishedAt: 20, Outcome: OutcomeFailed, Error: *text}}
+				return finishing{Fence: fence{ID: c.ID, Owner: "me", Attempt: c.ExecuteTimes, From: c.State}, To: StateRetrying, Due: 50, ErrMsg: text,
+					History: &Attempt{TaskPK: c.ID, Attempt: c.ExecuteTimes, Kind: "attempt", Worker: "me", StartedAt: 10, FinishedAt: 20, Outcome: OutcomeFailed, Error: *text}}
 			}
-			if err := s.finish(ctx, fail(cl[a.ID], &long), 30); err != nil {
+			if err := s.Finish(ctx, fail(cl[a.ID], &long), 30); err != nil {
 				t.Fatalf("finish: %v", err)
 			}
-			errs, err := s.finishBatch(ctx, []finishing{fail(cl[b.ID], &long), fail(cl[c.ID], &short)}, 30)
+			errs, err := s.FinishBatch(ctx, []finishing{fail(cl[b.ID], &long), fail(cl[c.ID], &short)}, 30)
 			if err != nil || errs[0] != nil || errs[1] != nil {
 				t.Fatalf("finishBatch: %v %v", errs, err)
 			}
@@ -452,8 +351,8 @@ func TestDataErrorDegrades(t *testing.T) {
 			mustInsert(t, s, r)
 			rc := claimIDs(t, s, r.ID)[r.ID]
 			rf := fail(rc, &long)
-			rf.history.Outcome = OutcomeLeaseExpired
-			if err := s.rescue(ctx, rf, rc.LeaseUntil, 200); err != nil {
+			rf.History.Outcome = OutcomeLeaseExpired
+			if err := s.Rescue(ctx, rf, rc.LeaseUntil, 200); err != nil {
 				t.Fatalf("rescue: %v", err)
 			}
 			for _, id := range []int64{a.ID, b.ID, r.ID} {
@@ -474,7 +373,7 @@ func TestDataErrorDegrades(t *testing.T) {
 
 			// Too small even for the replacement: refused at once, not retried.
 			for _, q := range []string{"DELETE FROM argo_task_attempt", "DELETE FROM argo_task"} {
-				if _, err := s.db.Exec(q); err != nil {
+				if _, err := dbx(s).Exec(q); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -482,14 +381,14 @@ func TestDataErrorDegrades(t *testing.T) {
 			d := sampleTask("poison", StatePending, 1, 0)
 			mustInsert(t, s, d)
 			start := time.Now()
-			err = s.finish(ctx, fail(claimIDs(t, s, d.ID)[d.ID], &long), 30)
-			if !errors.Is(err, errDataRefused) {
-				t.Fatalf("finish into VARCHAR(10): %v, want errDataRefused", err)
+			err = s.Finish(ctx, fail(claimIDs(t, s, d.ID)[d.ID], &long), 30)
+			if !errors.Is(err, storage.ErrDataRefused) {
+				t.Fatalf("finish into VARCHAR(10): %v, want storage.ErrDataRefused", err)
 			}
 			if time.Since(start) > 5*time.Second {
 				t.Fatalf("refused finish took %s", time.Since(start))
 			}
-			if got, _ := s.get(ctx, d.ID); got.State != StateRunning {
+			if got, _ := s.Get(ctx, d.ID); got.State != StateRunning {
 				t.Fatalf("refused finish wrote state %s", got.State)
 			}
 		})
@@ -552,7 +451,7 @@ func TestDataRefusedNotRetriedForever(t *testing.T) {
 				t.Fatal(err)
 			}
 			if afterOutage {
-				if _, err := s.db.Exec("RENAME TABLE argo_task_attempt TO argo_task_attempt_away"); err != nil {
+				if _, err := dbx(s).Exec("RENAME TABLE argo_task_attempt TO argo_task_attempt_away"); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -572,7 +471,7 @@ func TestDataRefusedNotRetriedForever(t *testing.T) {
 				if strings.Contains(logs.String(), "for its data") {
 					t.Fatalf("the first write was refused for its data, not failed:\n%s", logs.String())
 				}
-				if _, err := s.db.Exec("RENAME TABLE argo_task_attempt_away TO argo_task_attempt"); err != nil {
+				if _, err := dbx(s).Exec("RENAME TABLE argo_task_attempt_away TO argo_task_attempt"); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -580,7 +479,7 @@ func TestDataRefusedNotRetriedForever(t *testing.T) {
 			waitFor(t, 10*time.Second, "the ERROR log of the refused outcome", func() bool { return strings.Contains(logs.String(), given) })
 			waitFor(t, 10*time.Second, "the lease of the refused outcome to expire (no endless retry renewing it)", func() bool {
 				var until Millis
-				if err := s.db.Get(&until, "SELECT lease_until FROM argo_task WHERE id = ?", id); err != nil {
+				if err := dbx(s).Get(&until, "SELECT lease_until FROM argo_task WHERE id = ?", id); err != nil {
 					t.Fatal(err)
 				}
 				return until < toMillis(time.Now())

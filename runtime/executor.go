@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"runtime/debug"
 	"time"
+
+	"github.com/argo-retry/argo/internal/storage"
 )
 
 // goAttempt runs a claimed task on the pool; the caller holds a
@@ -58,14 +60,14 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 	defer rt.attempts.Done()
 	slot := &workerSlot{rt: rt, held: !sync, poke: poke}
 	defer slot.free()
-	lease := leaseKey{t.ID, t.ExecuteTimes}
+	lease := leaseKey{ID: t.ID, Attempt: t.ExecuteTimes}
 	rt.leases.add(lease)
 	defer rt.leases.remove(lease)
 	if t.State == StateFallingBack {
 		rt.runFallback(t, h)
 		return nil
 	}
-	f := fence{id: t.ID, shard: t.ShardKey, owner: t.LeaseOwner, attempt: t.ExecuteTimes, from: StateRunning}
+	f := fence{ID: t.ID, Shard: t.ShardKey, Owner: t.LeaseOwner, Attempt: t.ExecuteTimes, From: StateRunning}
 	if h == nil {
 		rt.giveBack(t, f, fmt.Sprintf("no handler registered for task %q on instance %s: deploy code that registers it (for generated code, call its ArgoRegister function), or discard the task with argoctl", t.Name, rt.cfg.InstanceID))
 		return nil
@@ -137,7 +139,7 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 	if runErr == nil {
 		hist.Outcome = OutcomeSucceeded
 		empty := ""
-		rt.record(finishing{fence: f, to: StateSucceeded, due: t.ExecuteTime, errMsg: &empty, history: hist, direct: sync})
+		rt.record(finishing{Fence: f, To: StateSucceeded, Due: t.ExecuteTime, ErrMsg: &empty, History: hist, Direct: sync})
 		rt.observe(func(o Observer) {
 			o.AttemptDone(t.Name, "attempt", OutcomeSucceeded, finished.Sub(started), lag)
 			o.Finished(t.Name, StateSucceeded)
@@ -161,33 +163,33 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 	msg := runErr.Error()
 	hist.Error = msg
 	willRetry := !permanent && !pol.Exhausted(t.ExecuteTimes)
-	fin := finishing{fence: f, errMsg: &msg, history: hist, direct: sync}
+	fin := finishing{Fence: f, ErrMsg: &msg, History: hist, Direct: sync}
 	var retryDelay time.Duration
 	if willRetry {
 		delay := pol.Delay(t.ID, t.ExecuteTimes)
 		retryDelay = delay
 		hist.BackoffMs = delay.Milliseconds()
-		fin.to, fin.due = StateRetrying, toMillis(finished.Add(delay))
+		fin.To, fin.Due = StateRetrying, toMillis(finished.Add(delay))
 		if rt.canHold(delay) {
-			fin.holdUntil = toMillis(finished.Add(delay + rt.cfg.LeaseDuration))
+			fin.HoldUntil = toMillis(finished.Add(delay + rt.cfg.LeaseDuration))
 		}
 		rt.log.Warn("argo: attempt failed, will retry", "task_id", t.ID, "task", t.Name, "attempt", t.ExecuteTimes, "shard", t.ShardKey, "retry_in", delay, "error", msg)
 	} else {
-		fin.to, fin.due = StateExhausted, toMillis(finished)
+		fin.To, fin.Due = StateExhausted, toMillis(finished)
 		rt.log.Warn("argo: attempt failed, no retry left", "task_id", t.ID, "task", t.Name, "attempt", t.ExecuteTimes, "shard", t.ShardKey, "permanent", permanent, "error", msg)
 	}
 	recorded := rt.record(fin)
 	rt.observe(func(o Observer) {
 		o.AttemptDone(t.Name, "attempt", hist.Outcome, finished.Sub(started), lag)
-		o.Finished(t.Name, fin.to)
+		o.Finished(t.Name, fin.To)
 	})
 	t.ErrorMsg = msg
 	rt.checkAlert(h, t, pol, msg, permanent, willRetry)
 	switch {
-	case willRetry && recorded && fin.holdUntil > 0:
+	case willRetry && recorded && fin.HoldUntil > 0:
 		rt.hold(t, h, fin, finished.Add(retryDelay))
 	case willRetry:
-		rt.scheduleWake(fin.due.Time())
+		rt.scheduleWake(fin.Due.Time())
 	case recorded:
 		rt.fallbackNow(t, h)
 	}
@@ -202,13 +204,13 @@ func (rt *Runtime) fallbackNow(t *Task, h *TaskDef) {
 		return
 	}
 	now := rt.now()
-	ft, err := rt.store.claimByID(rt.ctx, t.ID, StateExhausted, rt.cfg.InstanceID, toMillis(now), toMillis(now.Add(rt.cfg.LeaseDuration)))
+	ft, err := rt.store.ClaimByID(rt.ctx, t.ID, StateExhausted, rt.cfg.InstanceID, toMillis(now), toMillis(now.Add(rt.cfg.LeaseDuration)))
 	if err != nil || ft == nil {
 		rt.release()
 		rt.poke()
 		return
 	}
-	lease := leaseKey{ft.ID, ft.ExecuteTimes}
+	lease := leaseKey{ID: ft.ID, Attempt: ft.ExecuteTimes}
 	rt.leases.add(lease)
 	defer rt.leases.remove(lease)
 	defer rt.release()
@@ -228,22 +230,22 @@ func FallbackCause(ctx context.Context) error {
 // runFallback runs the fallback of a falling_back task and ends it
 // recovered (fallback succeeded) or dead (no fallback, or it failed).
 func (rt *Runtime) runFallback(t *Task, h *TaskDef) {
-	f := fence{id: t.ID, shard: t.ShardKey, owner: t.LeaseOwner, attempt: t.ExecuteTimes, from: StateFallingBack}
+	f := fence{ID: t.ID, Shard: t.ShardKey, Owner: t.LeaseOwner, Attempt: t.ExecuteTimes, From: StateFallingBack}
 	if h == nil {
 		msg := fmt.Sprintf("attempts exhausted, but no handler registered for task %q on instance %s to run its fallback: deploy code that registers it, or discard the task with argoctl", t.Name, rt.cfg.InstanceID)
-		rt.record(finishing{fence: f, to: StateExhausted, due: toMillis(rt.now().Add(rt.cfg.UnknownTaskDelay)), fallbackErr: &msg})
+		rt.record(finishing{Fence: f, To: StateExhausted, Due: toMillis(rt.now().Add(rt.cfg.UnknownTaskDelay)), FallbackErr: &msg})
 		return
 	}
 	started := rt.now()
 	hist := &Attempt{TaskPK: t.ID, Attempt: t.ExecuteTimes, Kind: "fallback", Worker: rt.cfg.InstanceID, StartedAt: toMillis(started)}
 	if h.Fallback == nil {
 		hist.Outcome, hist.Error, hist.FinishedAt = "no_fallback", "no fallback configured: the task is dead", hist.StartedAt
-		rt.record(finishing{fence: f, to: StateDead, due: t.ExecuteTime, history: hist})
+		rt.record(finishing{Fence: f, To: StateDead, Due: t.ExecuteTime, History: hist})
 		rt.log.Error("argo: task dead", "task_id", t.ID, "task", t.Name, "attempt", t.ExecuteTimes, "shard", t.ShardKey, "error", t.ErrorMsg)
 		rt.observe(func(o Observer) { o.Finished(t.Name, StateDead) })
 		return
 	}
-	lease := leaseKey{t.ID, t.ExecuteTimes}
+	lease := leaseKey{ID: t.ID, Attempt: t.ExecuteTimes}
 	ctx, running := rt.leases.start(context.WithValue(withAttempt(rt.workCtx, t.ID, t.ExecuteTimes, t.Name), fallbackCauseKey{}, errors.New(t.ErrorMsg)), lease, t.Name, "fallback")
 	err := callSafely(func() error { return h.Fallback(ctx, []byte(t.Parameter), errors.New(t.ErrorMsg)) })
 	finished := rt.now()
@@ -254,7 +256,7 @@ func (rt *Runtime) runFallback(t *Task, h *TaskDef) {
 	hist.FinishedAt = toMillis(finished)
 	if err != nil && rt.workCtx.Err() != nil && errors.Is(err, context.Canceled) {
 		msg := "fallback interrupted by shutdown"
-		rt.record(finishing{fence: f, to: StateExhausted, due: toMillis(finished), fallbackErr: &msg})
+		rt.record(finishing{Fence: f, To: StateExhausted, Due: toMillis(finished), FallbackErr: &msg})
 		return
 	}
 	to := StateRecovered
@@ -268,7 +270,7 @@ func (rt *Runtime) runFallback(t *Task, h *TaskDef) {
 			hist.Outcome = OutcomePanicked
 		}
 	}
-	rt.record(finishing{fence: f, to: to, due: t.ExecuteTime, fallbackErr: &fbErr, history: hist})
+	rt.record(finishing{Fence: f, To: to, Due: t.ExecuteTime, FallbackErr: &fbErr, History: hist})
 	if to == StateDead {
 		rt.log.Error("argo: task dead: fallback failed", "task_id", t.ID, "task", t.Name, "attempt", t.ExecuteTimes, "shard", t.ShardKey, "error", t.ErrorMsg, "fallback_error", fbErr)
 	} else {
@@ -289,13 +291,13 @@ func (rt *Runtime) giveBack(t *Task, f fence, msg string) {
 		to = StatePending
 	}
 	due := rt.now()
-	fin := finishing{fence: f, to: to, undoAttempt: true}
+	fin := finishing{Fence: f, To: to, UndoAttempt: true}
 	if msg != "" {
 		due = due.Add(rt.cfg.UnknownTaskDelay)
-		fin.errMsg = &msg
+		fin.ErrMsg = &msg
 		rt.log.Error("argo: task cannot run here; left pending", "task_id", t.ID, "task", t.Name, "shard", t.ShardKey, "retry_in", rt.cfg.UnknownTaskDelay, "error", msg)
 	}
-	fin.due = toMillis(due)
+	fin.Due = toMillis(due)
 	rt.record(fin)
 }
 
@@ -305,8 +307,8 @@ func (rt *Runtime) giveBack(t *Task, f fence, msg string) {
 // reports whether the write landed now.
 func (rt *Runtime) record(f finishing) bool {
 	var err error
-	if f.direct {
-		err = rt.store.finish(context.Background(), f, toMillis(rt.now()))
+	if f.Direct {
+		err = rt.store.Finish(context.Background(), f, toMillis(rt.now()))
 	} else {
 		err = rt.completer.finish(f)
 	}
@@ -314,17 +316,17 @@ func (rt *Runtime) record(f finishing) bool {
 		rt.health.ok(rt)
 		return true
 	}
-	if errors.Is(err, errDataRefused) {
+	if errors.Is(err, storage.ErrDataRefused) {
 		return false // the store logged why at ERROR; the lease expires and the task is rescued
 	}
 	if errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrTransitionInvalid) {
-		rt.log.Warn("argo: outcome not recorded: the lease was lost (the task was rescued or changed meanwhile)", "task_id", f.id, "attempt", f.attempt, "to", f.to)
+		rt.log.Warn("argo: outcome not recorded: the lease was lost (the task was rescued or changed meanwhile)", "task_id", f.ID, "attempt", f.Attempt, "to", f.To)
 		return false
 	}
-	if !outcomeKnown(err) { // the write may have landed: find out (record_resolve.go)
+	if !rt.store.OutcomeKnown(err) { // the write may have landed: find out (record_resolve.go)
 		if landed, known := rt.settleFinish(f); known {
 			if !landed {
-				rt.log.Warn("argo: outcome not recorded: the lease was lost (the task was rescued or changed meanwhile)", "task_id", f.id, "attempt", f.attempt, "to", f.to)
+				rt.log.Warn("argo: outcome not recorded: the lease was lost (the task was rescued or changed meanwhile)", "task_id", f.ID, "attempt", f.Attempt, "to", f.To)
 			}
 			return landed
 		}
@@ -332,14 +334,14 @@ func (rt *Runtime) record(f finishing) bool {
 	rt.health.failed(rt, "record", err)
 	first := f
 	// Written later, the retry is not held: it is claimed when due.
-	f.holdUntil = 0
+	f.HoldUntil = 0
 	// Keep renewing the lease until the outcome lands, so that the rescuer
 	// does not take back (and re-run) an attempt that did run.
-	rt.leases.add(leaseKey{f.id, f.attempt})
+	rt.leases.add(leaseKey{ID: f.ID, Attempt: f.Attempt})
 	rt.loops.Add(1)
 	go func() {
 		defer rt.loops.Done()
-		defer rt.leases.remove(leaseKey{f.id, f.attempt})
+		defer rt.leases.remove(leaseKey{ID: f.ID, Attempt: f.Attempt})
 		wait := 100 * time.Millisecond
 		deadline := time.Now().Add(rt.cfg.ShutdownTimeout)
 		for {
@@ -347,25 +349,25 @@ func (rt *Runtime) record(f finishing) bool {
 			case <-time.After(wait):
 			case <-rt.ctx.Done():
 				if time.Now().After(deadline) {
-					rt.log.Error("argo: outcome not recorded before shutdown; the lease will expire and the task be rescued", "task_id", f.id, "attempt", f.attempt)
+					rt.log.Error("argo: outcome not recorded before shutdown; the lease will expire and the task be rescued", "task_id", f.ID, "attempt", f.Attempt)
 					return
 				}
 				time.Sleep(wait)
 			}
-			err := rt.store.finish(context.Background(), f, toMillis(rt.now()))
+			err := rt.store.Finish(context.Background(), f, toMillis(rt.now()))
 			if err == nil {
 				rt.health.ok(rt)
 				return
 			}
-			if errors.Is(err, errDataRefused) {
+			if errors.Is(err, storage.ErrDataRefused) {
 				return // the store logged why at ERROR; the lease expires and the task is rescued
 			}
 			if errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrTransitionInvalid) {
-				if landed, lerr := rt.store.finishLanded(context.Background(), first); lerr == nil && landed {
+				if landed, lerr := rt.store.FinishLanded(context.Background(), first); lerr == nil && landed {
 					rt.health.ok(rt) // an earlier write, whose answer was lost, had landed
 					return
 				}
-				rt.log.Warn("argo: outcome not recorded: the lease was lost meanwhile", "task_id", f.id, "attempt", f.attempt)
+				rt.log.Warn("argo: outcome not recorded: the lease was lost meanwhile", "task_id", f.ID, "attempt", f.Attempt)
 				return
 			}
 			if wait < 5*time.Second {

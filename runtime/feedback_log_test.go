@@ -154,7 +154,7 @@ func TestStartLogsRetriesHeldByGoneInstances(t *testing.T) {
 			held("stale", StateRetrying, now.Add(20*time.Second)),       // an instance whose heartbeat stopped
 		)
 		for id, beat := range map[string]time.Time{"alive": now, "stale": now.Add(-time.Hour)} {
-			if _, err := s.exec(context.Background(), "INSERT INTO argo_instance (instance_id, heartbeat_at, started_at, task_names) VALUES (?, ?, ?, ?)", id, toMillis(beat), toMillis(beat), "held-elsewhere"); err != nil {
+			if err := s.RecordHeartbeat(context.Background(), id, []string{"held-elsewhere"}, toMillis(beat)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -340,10 +340,10 @@ func TestStopLogsHeldRetriesSkippedSoFar(t *testing.T) {
 func TestFlagOrphansNamesOnlyFlaggedRows(t *testing.T) {
 	s := openTestStore(t, testdb.SQLiteDSN(t))
 	mustInsert(t, s, sampleTask("gone", StatePending, 1, 0), sampleTask("moved", StatePending, 1, 0))
-	if _, err := s.db.Exec("CREATE TRIGGER skip_moved BEFORE UPDATE OF error_msg ON argo_task WHEN OLD.task_id = 'moved' BEGIN SELECT RAISE(IGNORE); END"); err != nil {
+	if _, err := dbx(s).Exec("CREATE TRIGGER skip_moved BEFORE UPDATE OF error_msg ON argo_task WHEN OLD.task_id = 'moved' BEGIN SELECT RAISE(IGNORE); END"); err != nil {
 		t.Fatal(err)
 	}
-	flagged, err := s.flagOrphans(context.Background(), []string{"other"}, []string{"me"}, 10, 20, 10)
+	flagged, err := s.FlagOrphans(context.Background(), []string{"other"}, []string{"me"}, 10, 20, 10)
 	if err != nil || !slices.Equal(flagged, []string{"gone"}) {
 		t.Fatalf("flagOrphans: %q, %v; want [gone]", flagged, err)
 	}

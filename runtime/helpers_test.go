@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/argo-retry/argo/internal/storage"
 	"github.com/argo-retry/argo/internal/testdb"
+	"github.com/jmoiron/sqlx"
 )
 
 // forEachBackend runs fn as a subtest against SQLite and MariaDB.
@@ -198,3 +200,9 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// dbx is the store's handle with sqlx's helpers, for tests that read rows
+// directly.
+func dbx(s *storage.Store) *sqlx.DB { return sqlx.NewDb(s.DB(), s.Dialect()) }
+
+func nowMillis() Millis { return toMillis(time.Now()) }

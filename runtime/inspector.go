@@ -4,16 +4,17 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
+
+	"github.com/argo-retry/argo/internal/storage"
 )
 
 // Inspector reads and repairs argo's tables for operators (argoctl uses
 // it): look at tasks and their attempts, requeue dead ones, discard others.
 // It needs no running Runtime.
 type Inspector struct {
-	store *store
+	store *storage.Store
 	// Now is the clock used for "now" (requeue and discard times, stats
 	// windows and lag). Default time.Now; tests set a fixed clock.
 	Now func() time.Time
@@ -22,7 +23,8 @@ type Inspector struct {
 	Operator string
 }
 
-// NewInspector wraps an open database handle of the given dialect.
+// NewInspector wraps an open database handle of the given dialect, as
+// OpenDB returns it ("mysql" or "sqlite"; another dialect panics).
 func NewInspector(db *sql.DB, dialect string) *Inspector {
 	return &Inspector{store: newStore(db, dialect)}
 }
@@ -39,14 +41,14 @@ func (in *Inspector) now() time.Time {
 }
 
 // CheckSchema returns a *SchemaError if the argo tables are missing.
-func (in *Inspector) CheckSchema(ctx context.Context) error { return in.store.checkSchema(ctx) }
+func (in *Inspector) CheckSchema(ctx context.Context) error { return in.store.CheckSchema(ctx) }
 
 // Get returns one task, or an error wrapping ErrNotFound.
-func (in *Inspector) Get(ctx context.Context, id int64) (*Task, error) { return in.store.get(ctx, id) }
+func (in *Inspector) Get(ctx context.Context, id int64) (*Task, error) { return in.store.Get(ctx, id) }
 
 // Attempts returns the attempt history of a task, oldest first.
 func (in *Inspector) Attempts(ctx context.Context, id int64) ([]Attempt, error) {
-	return in.store.attempts(ctx, id)
+	return in.store.Attempts(ctx, id)
 }
 
 // Requeue is RequeueWithReason without a reason.
@@ -58,109 +60,12 @@ func (in *Inspector) Requeue(ctx context.Context, id int64) error {
 // required and stored in discard_reason. A running task is refused (wait
 // for its attempt to end).
 func (in *Inspector) Discard(ctx context.Context, id int64, reason string) error {
-	return in.store.discard(ctx, id, reason, toMillis(in.now()))
+	return in.store.Discard(ctx, id, reason, toMillis(in.now()))
 }
 
 // CountByState returns how many tasks are in each state.
 func (in *Inspector) CountByState(ctx context.Context) (map[State]int, error) {
-	var rows []struct {
-		State State `db:"task_status"`
-		N     int   `db:"n"`
-	}
-	if err := in.store.db.SelectContext(ctx, &rows, "SELECT task_status, COUNT(*) AS n FROM argo_task GROUP BY task_status"); err != nil {
-		return nil, fmt.Errorf("argo: count tasks: %w", err)
-	}
-	out := map[State]int{}
-	for _, r := range rows {
-		out[r.State] = r.N
-	}
-	return out, nil
-}
-
-// Filter selects tasks for List, Count, RequeueWhere and DiscardWhere.
-// Criteria combine with AND; a zero field is no criterion. Limit and Offset
-// page the result and are not criteria: a Filter with only them matches
-// every task (see Empty).
-type Filter struct {
-	States        []State   // task_status IN States
-	Name          string    // task_id (the task name), exactly
-	NameSuffix    string    // the name or its end after '/' or '.' (MatchTaskName)
-	Names         []string  // task_id IN Names
-	Shard         *int      // shard_key
-	Since, Until  time.Time // Since <= gmt_modified < Until (last state change)
-	ErrorContains string    // in error_msg or fallback_error_msg, case-insensitive
-	IDs           []int64   // id IN IDs
-	Limit, Offset int       // paging, newest id first; Limit 0 is no limit
-}
-
-// Empty reports whether f has no criteria, so that it would match every
-// task. argoctl refuses to change rows by an empty filter without --all.
-func (f Filter) Empty() bool {
-	return len(f.States) == 0 && f.Name == "" && f.NameSuffix == "" && len(f.Names) == 0 && f.Shard == nil && f.Since.IsZero() && f.Until.IsZero() && f.ErrorContains == "" && len(f.IDs) == 0
-}
-
-// where renders f's criteria as a WHERE clause ("1=1" when empty) and its
-// arguments; only placeholders carry values.
-func (f Filter) where() (string, []any) {
-	conds := []string{"1=1"}
-	var args []any
-	if len(f.States) > 0 {
-		in, a := inList(f.States)
-		conds = append(conds, "task_status IN "+in)
-		args = append(args, a...)
-	}
-	if f.Name != "" {
-		conds = append(conds, "task_id = ?")
-		args = append(args, f.Name)
-	}
-	if len(f.Names) > 0 {
-		in, a := inList(f.Names)
-		conds = append(conds, "task_id IN "+in)
-		args = append(args, a...)
-	}
-	if f.Shard != nil {
-		conds = append(conds, "shard_key = ?")
-		args = append(args, *f.Shard)
-	}
-	if !f.Since.IsZero() {
-		conds = append(conds, "gmt_modified >= ?")
-		args = append(args, toMillis(f.Since))
-	}
-	if !f.Until.IsZero() {
-		conds = append(conds, "gmt_modified < ?")
-		args = append(args, toMillis(f.Until))
-	}
-	if f.ErrorContains != "" {
-		// '!' escapes LIKE wildcards the same way on MySQL and SQLite; both
-		// sides are lower-cased so that the match ignores case everywhere
-		// (MySQL's utf8mb4_bin would otherwise be case-sensitive).
-		pat := "%" + likeEscaper.Replace(strings.ToLower(f.ErrorContains)) + "%"
-		conds = append(conds, "(LOWER(error_msg) LIKE ? ESCAPE '!' OR LOWER(fallback_error_msg) LIKE ? ESCAPE '!')")
-		args = append(args, pat, pat)
-	}
-	if len(f.IDs) > 0 {
-		in, a := inList(f.IDs)
-		conds = append(conds, "id IN "+in)
-		args = append(args, a...)
-	}
-	return strings.Join(conds, " AND "), args
-}
-
-var likeEscaper = strings.NewReplacer("!", "!!", "%", "!%", "_", "!_")
-
-// paging renders ORDER BY and LIMIT/OFFSET: newest id first.
-func (f Filter) paging() (string, []any) {
-	limit, offset := f.Limit, f.Offset
-	if limit <= 0 && offset <= 0 {
-		return " ORDER BY id DESC", nil
-	}
-	if limit <= 0 {
-		limit = 1 << 62 // both databases need a LIMIT before OFFSET
-	}
-	if offset < 0 {
-		offset = 0
-	}
-	return " ORDER BY id DESC LIMIT ? OFFSET ?", []any{limit, offset}
+	return in.store.CountByState(ctx)
 }
 
 // List returns the tasks f selects, newest id first, paged by f.Limit and f.Offset.
@@ -169,13 +74,7 @@ func (in *Inspector) List(ctx context.Context, f Filter) ([]*Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	where, args := f.where()
-	page, pargs := f.paging()
-	var out []*Task
-	if err := in.store.db.SelectContext(ctx, &out, "SELECT "+taskColumns+" FROM argo_task WHERE "+where+page, append(args, pargs...)...); err != nil {
-		return nil, fmt.Errorf("argo: list tasks: %w", err)
-	}
-	return out, nil
+	return in.store.List(ctx, f)
 }
 
 // Count returns how many tasks f selects, ignoring Limit and Offset.
@@ -184,116 +83,27 @@ func (in *Inspector) Count(ctx context.Context, f Filter) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	where, args := f.where()
-	var n int
-	if err := in.store.db.GetContext(ctx, &n, "SELECT COUNT(*) FROM argo_task WHERE "+where, args...); err != nil {
-		return 0, fmt.Errorf("argo: count tasks: %w", err)
-	}
-	return n, nil
+	return in.store.Count(ctx, f)
 }
+
+// Filter selects tasks for List, Count, RequeueWhere and DiscardWhere
+// (storage.Filter, which documents its fields).
+type Filter = storage.Filter
 
 // NameStateCount is the number of tasks of one name in one state.
-type NameStateCount struct {
-	Name  string `db:"task_id"`
-	State State  `db:"task_status"`
-	N     int    `db:"n"`
-}
+type NameStateCount = storage.NameStateCount
 
 // DueTask is the task that has waited longest past its due time.
-type DueTask struct {
-	ID    int64
-	Name  string
-	State State
-	Due   time.Time
-	Lag   time.Duration // now - Due
-}
+type DueTask = storage.DueTask
 
-// Stats is a snapshot of the tables for operators (argoctl stats).
-type Stats struct {
-	At      time.Time        // when it was taken (the Inspector's clock)
-	Window  time.Duration    // the window of the rates
-	Total   int              // tasks in argo_task
-	ByState map[State]int    // tasks per state (states with none are absent)
-	ByName  []NameStateCount // tasks per name and state, by name then state
-	// OldestDue is the pending or retrying task due longest ago (nil when
-	// none is due): a large Lag means workers are not keeping up, or none runs.
-	OldestDue *DueTask
-
-	// Over the window: attempts (kind "attempt", fallbacks excluded) that
-	// finished, how many of them did not succeed, and their ratio (0 with no
-	// attempts). Succeeded attempts are counted from the task rows, so those
-	// of tasks purged by retention are not.
-	Attempts, FailedAttempts int
-	RetryRate                float64
-	// Over the window, from argo_task: tasks that reached a final state
-	// (succeeded, recovered or dead) and stay there, those dead, and the
-	// ratio (0 with none finished). Rows already purged by retention or
-	// requeued are not counted.
-	Finished, Dead int
-	DeadRate       float64
-}
+// Stats is a snapshot of the tables for operators (argoctl stats;
+// storage.Stats documents its fields).
+type Stats = storage.Stats
 
 // Stats counts tasks per state and per name, finds the oldest due task, and
 // computes retry and dead rates over the last window.
 func (in *Inspector) Stats(ctx context.Context, window time.Duration) (*Stats, error) {
-	if window <= 0 {
-		return nil, fmt.Errorf("argo: stats window %s must be positive", window)
-	}
-	now := in.now()
-	st := &Stats{At: now, Window: window, ByState: map[State]int{}}
-	db := in.store.db
-	if err := db.SelectContext(ctx, &st.ByName, "SELECT task_id, task_status, COUNT(*) AS n FROM argo_task GROUP BY task_id, task_status ORDER BY task_id, task_status"); err != nil {
-		return nil, fmt.Errorf("argo: stats: %w", err)
-	}
-	for _, c := range st.ByName {
-		st.ByState[c.State] += c.N
-		st.Total += c.N
-	}
-
-	var due []struct {
-		ID    int64  `db:"id"`
-		Name  string `db:"task_id"`
-		State State  `db:"task_status"`
-		Due   Millis `db:"execute_time"`
-	}
-	if err := db.SelectContext(ctx, &due, "SELECT id, task_id, task_status, execute_time FROM argo_task WHERE task_status IN (0, 2) AND execute_time <= ? ORDER BY execute_time, id LIMIT 1", toMillis(now)); err != nil {
-		return nil, fmt.Errorf("argo: stats: oldest due task: %w", err)
-	}
-	if len(due) == 1 {
-		d := due[0]
-		st.OldestDue = &DueTask{ID: d.ID, Name: d.Name, State: d.State, Due: d.Due.Time(), Lag: now.Sub(d.Due.Time())}
-	}
-
-	since := toMillis(now.Add(-window))
-	var att struct {
-		N      int           `db:"n"`
-		Failed sql.NullInt64 `db:"failed"`
-	}
-	if err := db.GetContext(ctx, &att, "SELECT COUNT(*) AS n, SUM(CASE WHEN outcome = ? THEN 0 ELSE 1 END) AS failed FROM argo_task_attempt WHERE kind = 'attempt' AND finished_at >= ?", OutcomeSucceeded, since); err != nil {
-		return nil, fmt.Errorf("argo: stats: attempts: %w", err)
-	}
-	// Succeeded attempts are recorded on their task rows (migration 000002).
-	var onRow int
-	if err := db.GetContext(ctx, &onRow, "SELECT COUNT(*) FROM argo_task WHERE task_status = ? AND gmt_modified >= ? AND attempt_started_at > 0", StateSucceeded, since); err != nil {
-		return nil, fmt.Errorf("argo: stats: succeeded attempts: %w", err)
-	}
-	st.Attempts, st.FailedAttempts = att.N+onRow, int(att.Failed.Int64)
-	if st.Attempts > 0 {
-		st.RetryRate = float64(st.FailedAttempts) / float64(st.Attempts)
-	}
-
-	var fin struct {
-		N    int           `db:"n"`
-		Dead sql.NullInt64 `db:"dead"`
-	}
-	if err := db.GetContext(ctx, &fin, "SELECT COUNT(*) AS n, SUM(CASE WHEN task_status = ? THEN 1 ELSE 0 END) AS dead FROM argo_task WHERE task_status IN (?, ?, ?) AND gmt_modified >= ?", StateDead, StateSucceeded, StateRecovered, StateDead, since); err != nil {
-		return nil, fmt.Errorf("argo: stats: finished tasks: %w", err)
-	}
-	st.Finished, st.Dead = fin.N, int(fin.Dead.Int64)
-	if st.Finished > 0 {
-		st.DeadRate = float64(st.Dead) / float64(st.Finished)
-	}
-	return st, nil
+	return in.store.Stats(ctx, in.now(), window)
 }
 
 // Which states RequeueWhere and DiscardWhere may change (the state machine's
@@ -331,13 +141,7 @@ func (in *Inspector) ids(ctx context.Context, f Filter) ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	where, args := f.where()
-	page, pargs := f.paging()
-	var ids []int64
-	if err := in.store.db.SelectContext(ctx, &ids, "SELECT id FROM argo_task WHERE "+where+page, append(args, pargs...)...); err != nil {
-		return nil, fmt.Errorf("argo: select tasks: %w", err)
-	}
-	return ids, nil
+	return in.store.IDs(ctx, f)
 }
 
 // RequeueWhere requeues (as Requeue does) every dead or discarded task f
@@ -353,7 +157,7 @@ func (in *Inspector) RequeueWhere(ctx context.Context, f Filter, dryRun bool) (i
 // RequeueWhereWithReason is RequeueWhere recording reason with each
 // requeue, as RequeueWithReason does.
 func (in *Inspector) RequeueWhereWithReason(ctx context.Context, f Filter, reason string, dryRun bool) (int, error) {
-	if err := checkOperatorText("requeue reason", reason); err != nil {
+	if err := storage.CheckOperatorText("requeue reason", reason); err != nil {
 		return 0, err
 	}
 	return in.changeWhere(ctx, restrict(f, requeueFrom), dryRun, func(ctx context.Context, id int64) error {
@@ -368,7 +172,7 @@ func (in *Inspector) DiscardWhere(ctx context.Context, f Filter, reason string, 
 	if strings.TrimSpace(reason) == "" {
 		return 0, errors.New("argo: discard needs a reason (it is recorded in discard_reason)")
 	}
-	if err := checkOperatorText("discard reason", reason); err != nil {
+	if err := storage.CheckOperatorText("discard reason", reason); err != nil {
 		return 0, err
 	}
 	return in.changeWhere(ctx, restrict(f, discardFrom), dryRun, func(ctx context.Context, id int64) error {

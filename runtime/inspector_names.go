@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"fmt"
 	"strings"
 )
 
@@ -34,11 +33,7 @@ func MatchTaskName(names []string, pattern string) []string {
 
 // TaskNames returns the distinct task names in argo_task, sorted.
 func (in *Inspector) TaskNames(ctx context.Context) ([]string, error) {
-	var names []string
-	if err := in.store.db.SelectContext(ctx, &names, "SELECT DISTINCT task_id FROM argo_task ORDER BY task_id"); err != nil {
-		return nil, fmt.Errorf("argo: task names: %w", err)
-	}
-	return names, nil
+	return in.store.TaskNames(ctx)
 }
 
 // resolveNames turns f.NameSuffix into f.Names (MatchTaskName over the

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/argo-retry/argo/internal/storage"
 )
 
 // RequeueWithReason moves a dead or discarded task back to pending with a
@@ -13,14 +15,14 @@ import (
 // *FinishedError; any other state with a *TransitionError. Both match
 // ErrTransitionInvalid.
 func (in *Inspector) RequeueWithReason(ctx context.Context, id int64, reason string) error {
-	if err := checkOperatorText("requeue reason", reason); err != nil {
+	if err := storage.CheckOperatorText("requeue reason", reason); err != nil {
 		return err
 	}
 	who := in.Operator
 	if who == "" {
 		who = "inspector"
 	}
-	err := in.store.requeueRecorded(ctx, id, reason, who, toMillis(in.now()))
+	err := in.store.RequeueRecorded(ctx, id, reason, who, toMillis(in.now()))
 	var te *TransitionError
 	if errors.As(err, &te) {
 		return CheckRequeue(id, te.From)
@@ -51,3 +53,12 @@ func (e *FinishedError) Error() string {
 
 // Is makes errors.Is(err, ErrTransitionInvalid) true.
 func (e *FinishedError) Is(target error) bool { return target == ErrTransitionInvalid }
+
+// A requeue is recorded in argo_task_attempt as a row of this kind and
+// outcome: attempt is the task's attempt count before the requeue (the
+// count restarts at 0), worker who requeued it, error_msg the reason (empty
+// when none was given), started_at and finished_at when.
+const (
+	AttemptKindRequeue = storage.AttemptKindRequeue
+	OutcomeRequeued    = storage.OutcomeRequeued
+)

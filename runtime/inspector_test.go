@@ -39,7 +39,7 @@ func TestInspectorFilter(t *testing.T) {
 		for i, r := range rows {
 			task := &Task{Name: "t", State: r.state, ExecuteTime: toMillis(at), Parameter: "{}", ErrorMsg: r.err, ShardKey: r.shard,
 				GmtCreate: toMillis(at), GmtModified: toMillis(at.Add(time.Duration(i) * time.Minute))}
-			if err := in.store.insert(ctx, nil, task); err != nil {
+			if err := in.store.Insert(ctx, nil, task); err != nil {
 				t.Fatal(err)
 			}
 			ids = append(ids, task.ID)

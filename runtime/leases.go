@@ -10,15 +10,6 @@ import (
 	"sync/atomic"
 )
 
-// leaseKey names one lease this instance holds: a task and the attempt
-// (execute_times) it was taken for. Renewal is fenced on both and on this
-// instance as owner, so a lease that was rescued and claimed again, here or
-// elsewhere, is never extended on behalf of the old attempt.
-type leaseKey struct {
-	id      int64
-	attempt int
-}
-
 // leaseSet is the leases this instance holds, renewed together by renewLoop
 // for as long as anyone holds them: a running attempt or fallback (run), a
 // started held retry waiting for a worker (runWhenFree), an outcome still
@@ -133,15 +124,15 @@ func (l *leaseSet) running() []string {
 		}
 	}
 	slices.SortFunc(keys, func(a, b leaseKey) int {
-		if a.id != b.id {
-			return cmp.Compare(a.id, b.id)
+		if a.ID != b.ID {
+			return cmp.Compare(a.ID, b.ID)
 		}
-		return a.attempt - b.attempt
+		return a.Attempt - b.Attempt
 	})
 	out := make([]string, len(keys))
 	for i, k := range keys {
 		r := l.held[k].run
-		out[i] = fmt.Sprintf("task %d (%s) %s %d", k.id, r.name, r.kind, k.attempt)
+		out[i] = fmt.Sprintf("task %d (%s) %s %d", k.ID, r.name, r.kind, k.Attempt)
 	}
 	return out
 }

@@ -66,12 +66,12 @@ func (rt *Runtime) claimAvailable() {
 		}
 		now := rt.now()
 		names := rt.handlerNames()
-		tasks, err := rt.store.claimScoped(rt.ctx, rt.cfg.InstanceID, toMillis(now), toMillis(now), toMillis(now.Add(rt.cfg.LeaseDuration)), n, rt.shards.claimScope(names))
+		tasks, err := rt.store.ClaimScoped(rt.ctx, rt.cfg.InstanceID, toMillis(now), toMillis(now), toMillis(now.Add(rt.cfg.LeaseDuration)), n, rt.shards.claimScope(names))
 		if err == nil && len(tasks) < n && rt.cfg.StealAfter > 0 {
 			// Spare workers: take tasks left overdue in other instances'
 			// shards (a crashed owner not yet timed out, a busy one). A
 			// failure here must not lose the tasks claimed above.
-			stolen, serr := rt.store.claimScoped(rt.ctx, rt.cfg.InstanceID, toMillis(now), toMillis(now.Add(-rt.cfg.StealAfter)), toMillis(now.Add(rt.cfg.LeaseDuration)), n-len(tasks), []claimGroup{{names: names}})
+			stolen, serr := rt.store.ClaimScoped(rt.ctx, rt.cfg.InstanceID, toMillis(now), toMillis(now.Add(-rt.cfg.StealAfter)), toMillis(now.Add(rt.cfg.LeaseDuration)), n-len(tasks), []claimGroup{{Names: names}})
 			if serr != nil && rt.ctx.Err() == nil {
 				rt.health.failed(rt, "claim", serr)
 			}
@@ -123,14 +123,14 @@ func (rt *Runtime) renewLeases() {
 	ctx, cancel := context.WithTimeout(context.Background(), rt.cfg.LeaseDuration/3)
 	defer cancel()
 	now := rt.now()
-	lost, err := rt.store.extendLeases(ctx, rt.cfg.InstanceID, keys, toMillis(now.Add(rt.cfg.LeaseDuration)), toMillis(now))
+	lost, err := rt.store.ExtendLeases(ctx, rt.cfg.InstanceID, keys, toMillis(now.Add(rt.cfg.LeaseDuration)), toMillis(now))
 	if err != nil {
 		rt.health.failed(rt, "renew leases", err)
 		return
 	}
 	for _, k := range lost {
 		if r := rt.leases.lose(k); r != nil {
-			rt.log.Warn("argo: lease lost (the task was rescued or taken by another instance): "+r.kind+" canceled, its outcome will not be recorded", "task_id", k.id, "task", r.name, "attempt", k.attempt)
+			rt.log.Warn("argo: lease lost (the task was rescued or taken by another instance): "+r.kind+" canceled, its outcome will not be recorded", "task_id", k.ID, "task", r.name, "attempt", k.Attempt)
 		}
 	}
 }
@@ -195,7 +195,7 @@ func (rt *Runtime) rescueExpired(ctx context.Context) int {
 	rescued := 0
 	for ctx.Err() == nil {
 		now := rt.now()
-		tasks, err := rt.store.expiredLeases(ctx, toMillis(now), 100)
+		tasks, err := rt.store.ExpiredLeases(ctx, toMillis(now), 100)
 		if err != nil {
 			if ctx.Err() == nil {
 				rt.health.failed(rt, "rescue", err)
@@ -217,10 +217,10 @@ func (rt *Runtime) rescueExpired(ctx context.Context) int {
 func (rt *Runtime) rescueOne(ctx context.Context, t *Task, now time.Time) bool {
 	msg := fmt.Sprintf("lease of instance %s expired at %s (the instance stopped or hung); attempt %d counted as failed", t.LeaseOwner, t.LeaseUntil.Time().UTC().Format(time.RFC3339Nano), t.ExecuteTimes)
 	hist := &Attempt{TaskPK: t.ID, Attempt: t.ExecuteTimes, Kind: "attempt", Worker: t.LeaseOwner, StartedAt: t.GmtModified, FinishedAt: toMillis(now), Outcome: OutcomeLeaseExpired, Error: msg}
-	f := finishing{fence: fence{id: t.ID, shard: t.ShardKey, owner: t.LeaseOwner, attempt: t.ExecuteTimes, from: t.State}, errMsg: &msg, history: hist}
+	f := finishing{Fence: fence{ID: t.ID, Shard: t.ShardKey, Owner: t.LeaseOwner, Attempt: t.ExecuteTimes, From: t.State}, ErrMsg: &msg, History: hist}
 	if t.State == StateFallingBack {
 		hist.Kind = "fallback"
-		f.to, f.due = StateExhausted, toMillis(now)
+		f.To, f.Due = StateExhausted, toMillis(now)
 	} else {
 		pol, err := decodePolicy(t.RetryPolicyJSON)
 		if err != nil {
@@ -231,14 +231,14 @@ func (rt *Runtime) rescueOne(ctx context.Context, t *Task, now time.Time) bool {
 			}
 		}
 		if pol.Exhausted(t.ExecuteTimes) {
-			f.to, f.due = StateExhausted, toMillis(now)
+			f.To, f.Due = StateExhausted, toMillis(now)
 		} else {
 			d := pol.Delay(t.ID, t.ExecuteTimes)
 			hist.BackoffMs = d.Milliseconds()
-			f.to, f.due = StateRetrying, toMillis(now.Add(d))
+			f.To, f.Due = StateRetrying, toMillis(now.Add(d))
 		}
 	}
-	err := rt.store.rescue(ctx, f, t.LeaseUntil, toMillis(now))
+	err := rt.store.Rescue(ctx, f, t.LeaseUntil, toMillis(now))
 	if errors.Is(err, ErrLeaseLost) {
 		return false // renewed or finished meanwhile: the worker won
 	}
@@ -246,13 +246,13 @@ func (rt *Runtime) rescueOne(ctx context.Context, t *Task, now time.Time) bool {
 		rt.log.Error("argo: lease rescue failed", "task_id", t.ID, "error", err)
 		return false
 	}
-	rt.log.Warn("argo: rescued expired lease", "task_id", t.ID, "task", t.Name, "attempt", t.ExecuteTimes, "shard", t.ShardKey, "owner", t.LeaseOwner, "next", f.to)
+	rt.log.Warn("argo: rescued expired lease", "task_id", t.ID, "task", t.Name, "attempt", t.ExecuteTimes, "shard", t.ShardKey, "owner", t.LeaseOwner, "next", f.To)
 	rt.observe(func(o Observer) { o.LeaseRescued(t.Name) })
 	if h := rt.handler(t.Name); h != nil && t.State == StateRunning {
 		pol, _ := decodePolicy(t.RetryPolicyJSON)
-		rt.checkAlert(h, t, pol, msg, false, f.to == StateRetrying)
+		rt.checkAlert(h, t, pol, msg, false, f.To == StateRetrying)
 	}
-	rt.scheduleWake(f.due.Time())
+	rt.scheduleWake(f.Due.Time())
 	return true
 }
 
@@ -261,11 +261,11 @@ func (rt *Runtime) rescueOne(ctx context.Context, t *Task, now time.Time) bool {
 // such tasks are never run, given back or counted: they simply wait.
 func (rt *Runtime) flagOrphans(ctx context.Context) {
 	now := rt.now()
-	known, live, err := rt.store.knownTaskNames(ctx, toMillis(now.Add(-rt.cfg.InstanceTimeout)))
+	known, live, err := rt.store.KnownTaskNames(ctx, toMillis(now.Add(-rt.cfg.InstanceTimeout)))
 	if err != nil {
 		return
 	}
-	flagged, err := rt.store.flagOrphans(ctx, known, live, toMillis(now.Add(-rt.cfg.UnknownTaskDelay)), toMillis(now), 100)
+	flagged, err := rt.store.FlagOrphans(ctx, known, live, toMillis(now.Add(-rt.cfg.UnknownTaskDelay)), toMillis(now), 100)
 	if err != nil && ctx.Err() == nil {
 		// Like every other statement: an unreachable database is one
 		// outage, logged once (TestDatabaseOutage saw this ERROR when the
@@ -287,7 +287,7 @@ func (rt *Runtime) purgeFinished(ctx context.Context) int {
 	cutoff := toMillis(rt.now().Add(-rt.cfg.RetentionAge))
 	total := 0
 	for ctx.Err() == nil {
-		n, err := rt.store.purge(ctx, cutoff, rt.cfg.PurgeBatch)
+		n, err := rt.store.Purge(ctx, cutoff, rt.cfg.PurgeBatch)
 		total += n
 		if err != nil {
 			if ctx.Err() == nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/argo-retry/argo/internal/storage"
 	"github.com/argo-retry/argo/internal/testdb"
 )
 
@@ -251,7 +252,7 @@ func TestDatabaseOutage(t *testing.T) {
 		State State  `db:"task_status"`
 		Args  string `db:"task_parameter"`
 	}
-	if err := rt.store.db.SelectContext(ctx, &rows, "SELECT id, task_status, task_parameter FROM argo_task"); err != nil {
+	if err := dbx(rt.store).SelectContext(ctx, &rows, "SELECT id, task_status, task_parameter FROM argo_task"); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range rows {
@@ -273,7 +274,7 @@ func TestDatabaseOutage(t *testing.T) {
 		TaskPK  int64 `db:"task_pk"`
 		Attempt int   `db:"attempt"`
 	}
-	if err := rt.store.db.SelectContext(ctx, &expired, "SELECT task_pk, attempt FROM argo_task_attempt WHERE outcome = ?", OutcomeLeaseExpired); err != nil {
+	if err := dbx(rt.store).SelectContext(ctx, &expired, "SELECT task_pk, attempt FROM argo_task_attempt WHERE outcome = ?", OutcomeLeaseExpired); err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range expired {
@@ -312,7 +313,7 @@ func TestDatabaseOutage(t *testing.T) {
 // failing after timeout with a dump of the rows that still match: id, state,
 // owner, lease_until, execute_times, execute_time and error text, with the
 // database's clock, so that a stuck task says why.
-func waitRows(t testing.TB, s *store, timeout time.Duration, what, where string) {
+func waitRows(t testing.TB, s *storage.Store, timeout time.Duration, what, where string) {
 	t.Helper()
 	ctx := context.Background()
 	var lastErr error
@@ -320,7 +321,7 @@ func waitRows(t testing.TB, s *store, timeout time.Duration, what, where string)
 	for {
 		var n int
 		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		lastErr = s.db.GetContext(qctx, &n, "SELECT COUNT(*) FROM argo_task WHERE "+where)
+		lastErr = dbx(s).GetContext(qctx, &n, "SELECT COUNT(*) FROM argo_task WHERE "+where)
 		cancel()
 		if lastErr == nil && n == 0 {
 			return
@@ -336,7 +337,7 @@ func waitRows(t testing.TB, s *store, timeout time.Duration, what, where string)
 
 // dumpRows formats the argo_task rows matching where (at most 50), one a
 // line, for a failure message.
-func dumpRows(s *store, where string) string {
+func dumpRows(s *storage.Store, where string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var rows []struct {
@@ -348,7 +349,7 @@ func dumpRows(s *store, where string) string {
 		ExecuteTime int64  `db:"execute_time"`
 		Error       string `db:"error_msg"`
 	}
-	err := s.db.SelectContext(ctx, &rows, "SELECT id, task_status, lease_owner, lease_until, execute_times, execute_time, error_msg FROM argo_task WHERE "+where+" ORDER BY id LIMIT 50")
+	err := dbx(s).SelectContext(ctx, &rows, "SELECT id, task_status, lease_owner, lease_until, execute_times, execute_time, error_msg FROM argo_task WHERE "+where+" ORDER BY id LIMIT 50")
 	if err != nil {
 		return "(could not read them: " + err.Error() + ")"
 	}

@@ -18,12 +18,12 @@ const finishResolveTimeout = 5 * time.Second
 func (rt *Runtime) settleFinish(f finishing) (landed, known bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), finishResolveTimeout)
 	defer cancel()
-	err := rt.store.finish(ctx, f, toMillis(rt.now()))
+	err := rt.store.Finish(ctx, f, toMillis(rt.now()))
 	switch {
 	case err == nil:
 		return true, true
 	case errors.Is(err, ErrLeaseLost):
-		landed, rerr := rt.store.finishLanded(ctx, f)
+		landed, rerr := rt.store.FinishLanded(ctx, f)
 		return landed, rerr == nil
 	}
 	return false, false

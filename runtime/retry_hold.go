@@ -71,8 +71,8 @@ func (rt *Runtime) canHold(delay time.Duration) bool {
 // stopping, the hold is given back at once instead.
 func (rt *Runtime) hold(failed *Task, h *TaskDef, f finishing, due time.Time) {
 	t := *failed // the failed attempt's caller keeps its own
-	t.State, t.ExecuteTime, t.LeaseUntil = StateRetrying, f.due, f.holdUntil
-	e := &heldRetry{t: &t, h: h, due: due, start: heldStart{id: t.ID, shard: t.ShardKey, attempt: t.ExecuteTimes, holdUntil: f.holdUntil}}
+	t.State, t.ExecuteTime, t.LeaseUntil = StateRetrying, f.Due, f.HoldUntil
+	e := &heldRetry{t: &t, h: h, due: due, start: heldStart{ID: t.ID, Shard: t.ShardKey, Attempt: t.ExecuteTimes, HoldUntil: f.HoldUntil}}
 	hs := &rt.holds
 	hs.mu.Lock()
 	if hs.closed {
@@ -142,7 +142,7 @@ func (hs *retryHolds) requeue(es []*heldRetry, retryAt time.Time) {
 		return
 	}
 	for _, e := range es {
-		if toMillis(retryAt) < e.start.holdUntil {
+		if toMillis(retryAt) < e.start.HoldUntil {
 			e.due = retryAt
 			heap.Push(&hs.queue, e)
 		}
@@ -235,11 +235,11 @@ func (rt *Runtime) startHeldBatch(batch []*heldRetry, now time.Time) {
 	// Not rt.ctx: a start write under way when Stop begins lands, and the
 	// started retries are then given back unrun (runWhenFree).
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	started, err := rt.store.startHeld(ctx, rt.cfg.InstanceID, starts, leaseUntil, toMillis(now))
-	if err != nil && !outcomeKnown(err) {
+	started, err := rt.store.StartHeld(ctx, rt.cfg.InstanceID, starts, leaseUntil, toMillis(now))
+	if err != nil && !rt.store.OutcomeKnown(err) {
 		// The start may have landed (its rows now running, leased by this
-		// instance): find out per row before acting (store_resolve.go).
-		started, err = rt.store.resolveHeldStart(ctx, rt.cfg.InstanceID, starts, leaseUntil, toMillis(now))
+		// instance): find out per row before acting (internal/storage/resolve.go).
+		started, err = rt.store.ResolveHeldStart(ctx, rt.cfg.InstanceID, starts, leaseUntil, toMillis(now))
 	}
 	cancel()
 	<-rt.holds.writers
@@ -274,7 +274,7 @@ func (rt *Runtime) startHeldBatch(batch []*heldRetry, now time.Time) {
 // (it is counted as waiting until then). Its lease is renewed while it
 // waits; if the runtime stops first, the attempt is given back unrun.
 func (rt *Runtime) runWhenFree(t *Task, h *TaskDef, due time.Time) {
-	lease := leaseKey{t.ID, t.ExecuteTimes}
+	lease := leaseKey{ID: t.ID, Attempt: t.ExecuteTimes}
 	rt.leases.add(lease)
 	go func() {
 		defer rt.leases.remove(lease)
@@ -297,7 +297,7 @@ func (rt *Runtime) runWhenFree(t *Task, h *TaskDef, due time.Time) {
 			}
 		}
 		rt.holds.waiting.Add(-1)
-		rt.giveBack(t, fence{id: t.ID, shard: t.ShardKey, owner: t.LeaseOwner, attempt: t.ExecuteTimes, from: StateRunning}, "")
+		rt.giveBack(t, fence{ID: t.ID, Shard: t.ShardKey, Owner: t.LeaseOwner, Attempt: t.ExecuteTimes, From: StateRunning}, "")
 		rt.attempts.Done()
 	}()
 }
@@ -316,7 +316,7 @@ func (rt *Runtime) giveBackHolds(es []*heldRetry) {
 	defer cancel()
 	for len(ids) > 0 {
 		n := min(len(ids), 500)
-		if err := rt.store.releaseHolds(ctx, rt.cfg.InstanceID, ids[:n]); err != nil {
+		if err := rt.store.ReleaseHolds(ctx, rt.cfg.InstanceID, ids[:n]); err != nil {
 			rt.log.Warn("argo: held retries not given back; they are claimable once their hold runs out", "tasks", len(ids), "error", err)
 			return
 		}

@@ -58,7 +58,7 @@ func TestHeldRetryRunsOnTime(t *testing.T) {
 		deadline := time.Now().Add(5 * time.Second)
 		var held *Task
 		for held == nil && time.Now().Before(deadline) {
-			task, err := rt.store.get(ctx, id)
+			task, err := rt.store.Get(ctx, id)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -74,7 +74,7 @@ func TestHeldRetryRunsOnTime(t *testing.T) {
 			t.Fatalf("waiting retry: owner %q lease_until %d due %d, want held by %s until due+LeaseDuration", held.LeaseOwner, held.LeaseUntil, held.ExecuteTime, rt.InstanceID())
 		}
 		// Another instance's claim does not take it while held.
-		if got, err := rt.store.claimDue(ctx, "other", held.ExecuteTime+1, held.ExecuteTime+1000, 10, []string{"held"}, nil); err != nil || len(got) != 0 {
+		if got, err := rt.store.ClaimDue(ctx, "other", held.ExecuteTime+1, held.ExecuteTime+1000, 10, []string{"held"}, nil); err != nil || len(got) != 0 {
 			t.Fatalf("claim of a held retry: %d tasks, %v", len(got), err)
 		}
 		done := waitState(t, rt, id, StateSucceeded, 10*time.Second)

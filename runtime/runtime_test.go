@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/argo-retry/argo/internal/storage"
 	argosql "github.com/argo-retry/argo/sql"
 )
 
@@ -372,7 +373,7 @@ func TestStartOnOldSchema(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, stmt := range splitStatements(string(body)) {
+		for _, stmt := range storage.SplitStatements(string(body)) {
 			if _, err := db.ExecContext(ctx, stmt); err != nil {
 				t.Fatal(err)
 			}

@@ -27,13 +27,6 @@ type shardView struct {
 	live   []string
 }
 
-// claimGroup is a set of task names with the same holders, and the shards
-// of theirs this instance owns (nil: all).
-type claimGroup struct {
-	names  []string
-	shards []int
-}
-
 func (v *shardView) start(ctx context.Context, rt *Runtime) error {
 	return rt.heartbeat(ctx)
 }
@@ -44,7 +37,7 @@ func (v *shardView) stop(ctx context.Context, rt *Runtime) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	// Leave at once so the others take our shards without waiting for the timeout.
-	if _, err := rt.store.exec(ctx, "DELETE FROM argo_instance WHERE instance_id = ?", rt.cfg.InstanceID); err != nil {
+	if err := rt.store.RemoveInstance(ctx, rt.cfg.InstanceID); err != nil {
 		rt.log.Warn("argo: could not remove this instance from argo_instance; it will time out", "error", err)
 	}
 }
@@ -59,14 +52,14 @@ func (v *shardView) claimScope(names []string) []claimGroup {
 	seen := map[string]bool{}
 	for _, g := range v.groups {
 		var keep []string
-		for _, n := range g.names {
+		for _, n := range g.Names {
 			if slices.Contains(names, n) {
 				keep = append(keep, n)
 				seen[n] = true
 			}
 		}
 		if len(keep) > 0 {
-			out = append(out, claimGroup{names: keep, shards: g.shards})
+			out = append(out, claimGroup{Names: keep, Shards: g.Shards})
 		}
 	}
 	var fresh []string
@@ -76,7 +69,7 @@ func (v *shardView) claimScope(names []string) []claimGroup {
 		}
 	}
 	if len(fresh) > 0 {
-		out = append(out, claimGroup{names: fresh})
+		out = append(out, claimGroup{Names: fresh})
 	}
 	return out
 }
@@ -89,14 +82,14 @@ func (v *shardView) ownedShards() []int {
 	defer v.mu.RUnlock()
 	best := -1
 	for i, g := range v.groups {
-		if best < 0 || len(g.names) > len(v.groups[best].names) {
+		if best < 0 || len(g.Names) > len(v.groups[best].Names) {
 			best = i
 		}
 	}
 	if best < 0 {
 		return nil
 	}
-	return v.groups[best].shards
+	return v.groups[best].Shards
 }
 
 // liveInstances returns the instances in the last shard split.
@@ -115,27 +108,17 @@ func (rt *Runtime) heartbeat(ctx context.Context) error {
 	}
 	now := toMillis(rt.now())
 	mine := rt.handlerNames()
-	joined := strings.Join(mine, "\n")
-	n, err := rt.store.exec(ctx, "UPDATE argo_instance SET heartbeat_at = ?, task_names = ? WHERE instance_id = ?", now, joined, rt.cfg.InstanceID)
-	if err != nil {
+	if err := rt.store.RecordHeartbeat(ctx, rt.cfg.InstanceID, mine, now); err != nil {
 		return err
 	}
-	if n == 0 {
-		if _, err := rt.store.exec(ctx, "INSERT INTO argo_instance (instance_id, heartbeat_at, started_at, task_names) VALUES (?, ?, ?, ?)", rt.cfg.InstanceID, now, now, joined); err != nil && !isDuplicate(err) {
-			return err
-		}
-	}
-	var rows []struct {
-		ID    string `db:"instance_id"`
-		Names string `db:"task_names"`
-	}
-	if err := rt.store.db.SelectContext(ctx, &rows, "SELECT instance_id, task_names FROM argo_instance WHERE heartbeat_at >= ? ORDER BY instance_id", now-Millis(rt.cfg.InstanceTimeout.Milliseconds())); err != nil {
+	rows, err := rt.store.LiveInstances(ctx, now-Millis(rt.cfg.InstanceTimeout.Milliseconds()))
+	if err != nil {
 		return err
 	}
 	holders := map[string][]string{} // my task name → live instances that run it
 	var live []string
 	for _, r := range rows {
-		names := strings.Split(r.Names, "\n")
+		names := r.Names
 		if r.ID == rt.cfg.InstanceID {
 			names = mine // what this instance runs now, not what it wrote
 		}
@@ -163,12 +146,12 @@ func (rt *Runtime) heartbeat(ctx context.Context) error {
 		if g == nil {
 			g = &claimGroup{}
 			if len(hs) > 1 {
-				g.shards = splitShards(hs, rt.cfg.InstanceID, rt.cfg.Shards)
+				g.Shards = splitShards(hs, rt.cfg.InstanceID, rt.cfg.Shards)
 			}
 			byHolders[key] = g
 			keys = append(keys, key)
 		}
-		g.names = append(g.names, n)
+		g.Names = append(g.Names, n)
 	}
 	groups := make([]claimGroup, 0, len(keys))
 	for _, k := range keys {
@@ -203,7 +186,7 @@ func describeOwned(owned []int, shards int) string {
 
 func equalGroups(a, b []claimGroup) bool {
 	return slices.EqualFunc(a, b, func(x, y claimGroup) bool {
-		return slices.Equal(x.names, y.names) && slices.Equal(x.shards, y.shards) && (x.shards == nil) == (y.shards == nil)
+		return slices.Equal(x.Names, y.Names) && slices.Equal(x.Shards, y.Shards) && (x.Shards == nil) == (y.Shards == nil)
 	})
 }
 
@@ -244,22 +227,7 @@ func mix64(x uint64) uint64 {
 // through argo_leader) for ttl, and reports whether it does.
 func (rt *Runtime) leader(ctx context.Context, name string, ttl time.Duration) (bool, error) {
 	now := rt.now()
-	n, err := rt.store.exec(ctx, "UPDATE argo_leader SET holder = ?, expires_at = ? WHERE name = ? AND (holder = ? OR expires_at < ?)",
-		rt.cfg.InstanceID, toMillis(now.Add(ttl)), name, rt.cfg.InstanceID, toMillis(now))
-	if err != nil {
-		return false, err
-	}
-	if n > 0 {
-		return true, nil
-	}
-	_, err = rt.store.exec(ctx, "INSERT INTO argo_leader (name, holder, expires_at) VALUES (?, ?, ?)", name, rt.cfg.InstanceID, toMillis(now.Add(ttl)))
-	if err == nil {
-		return true, nil
-	}
-	if isDuplicate(err) {
-		return false, nil
-	}
-	return false, err
+	return rt.store.TryLead(ctx, name, rt.cfg.InstanceID, toMillis(now), toMillis(now.Add(ttl)))
 }
 
 // releaseLeader hands the named role over at once, if this instance holds
@@ -267,7 +235,7 @@ func (rt *Runtime) leader(ctx context.Context, name string, ttl time.Duration) (
 func (rt *Runtime) releaseLeader(name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := rt.store.exec(ctx, "DELETE FROM argo_leader WHERE name = ? AND holder = ?", name, rt.cfg.InstanceID); err != nil {
+	if err := rt.store.ReleaseLeader(ctx, name, rt.cfg.InstanceID); err != nil {
 		rt.log.Warn("argo: could not hand over the role; another instance takes it when it expires", "role", name, "error", err)
 	}
 }

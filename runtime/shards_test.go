@@ -200,7 +200,7 @@ func TestClaimOnlyOwnedShards(t *testing.T) {
 		future := toMillis(time.Now().Add(time.Hour))
 		got := 0
 		for {
-			tasks, err := rt.store.claimDue(ctx, "claimer", future, future+1, 7, []string{"parked"}, mine)
+			tasks, err := rt.store.ClaimDue(ctx, "claimer", future, future+1, 7, []string{"parked"}, mine)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -220,7 +220,7 @@ func TestClaimOnlyOwnedShards(t *testing.T) {
 		if got != want {
 			t.Fatalf("claimed %d tasks of shards %v, want %d", got, mine, want)
 		}
-		if tasks, err := rt.store.claimDue(ctx, "claimer", future, future+1, 7, []string{"parked"}, []int{}); err != nil || len(tasks) != 0 {
+		if tasks, err := rt.store.ClaimDue(ctx, "claimer", future, future+1, 7, []string{"parked"}, []int{}); err != nil || len(tasks) != 0 {
 			t.Fatalf("claim with no shards: %d tasks, %v", len(tasks), err)
 		}
 	})

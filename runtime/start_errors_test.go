@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/argo-retry/argo/internal/storage"
 	"github.com/argo-retry/argo/internal/testdb"
 	argosql "github.com/argo-retry/argo/sql"
 	"github.com/go-sql-driver/mysql"
@@ -211,7 +212,7 @@ func TestMySQLGrants(t *testing.T) {
 		t.Fatalf("discard: %v", err)
 	}
 	// The retention purge (DELETE) of both finished rows.
-	if _, err := rt.store.purge(ctx, toMillis(time.Now().Add(time.Hour)), 1000); err != nil {
+	if _, err := rt.store.Purge(ctx, toMillis(time.Now().Add(time.Hour)), 1000); err != nil {
 		t.Fatalf("purge: %v", err)
 	}
 	var left int
@@ -252,7 +253,7 @@ func applyFileByHand(t *testing.T, db *sql.DB, dialect, file string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, stmt := range splitStatements(string(body)) {
+	for _, stmt := range storage.SplitStatements(string(body)) {
 		if _, err := db.Exec(stmt); err != nil {
 			t.Fatalf("%s: %v", file, err)
 		}

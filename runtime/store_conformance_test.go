@@ -10,13 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/argo-retry/argo/internal/storage"
 	"github.com/argo-retry/argo/internal/testdb"
 )
 
 // The storage conformance suite: every statement of the store, run against
 // SQLite and MariaDB alike (River's driver tests are the pattern).
 
-func openTestStore(t *testing.T, dsn string) *store {
+func openTestStore(t *testing.T, dsn string) *storage.Store {
 	t.Helper()
 	db, dialect, err := OpenDB(dsn)
 	if err != nil {
@@ -30,7 +31,7 @@ func openTestStore(t *testing.T, dsn string) *store {
 		}
 	}
 	s := newStore(db, dialect)
-	if err := s.checkSchema(ctx); err != nil {
+	if err := s.CheckSchema(ctx); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -41,10 +42,10 @@ func sampleTask(name string, state State, due Millis, shard int) *Task {
 		ShardKey: shard, RetryPolicyJSON: encodePolicy(fastPolicy(3)), GmtCreate: due, GmtModified: due}
 }
 
-func mustInsert(t *testing.T, s *store, tasks ...*Task) {
+func mustInsert(t *testing.T, s *storage.Store, tasks ...*Task) {
 	t.Helper()
 	for _, task := range tasks {
-		if err := s.insert(context.Background(), nil, task); err != nil {
+		if err := s.Insert(context.Background(), nil, task); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -68,14 +69,14 @@ func TestStoreConformance(t *testing.T) {
 			in.ParameterTypes, in.MethodName, in.MethodSignName = "string,int", "F", "func(string, int) error"
 			in.AlertExpression, in.AlertActionBeanName, in.FallbackClassName = "executeTimes > 1", "page", "fb"
 			mustInsert(t, s, in)
-			got, err := s.get(context.Background(), in.ID)
+			got, err := s.Get(context.Background(), in.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if *got != *in {
 				t.Fatalf("round trip:\n got %+v\nwant %+v", got, in)
 			}
-			if _, err := s.get(context.Background(), in.ID+1000); !errors.Is(err, ErrNotFound) {
+			if _, err := s.Get(context.Background(), in.ID+1000); !errors.Is(err, ErrNotFound) {
 				t.Fatalf("missing id: %v", err)
 			}
 		})
@@ -95,7 +96,7 @@ func TestStoreConformance(t *testing.T) {
 			exhausted.ExecuteTimes = 3
 			mustInsert(t, s, due3, due1, due2, future, done, dead, exhausted)
 
-			got, err := s.claimDue(ctx, "w1", now, now+5000, 2, []string{"a"}, nil)
+			got, err := s.ClaimDue(ctx, "w1", now, now+5000, 2, []string{"a"}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,19 +107,19 @@ func TestStoreConformance(t *testing.T) {
 				if c.State != StateRunning || c.LeaseOwner != "w1" || c.LeaseUntil != now+5000 || c.ExecuteTimes != 1 {
 					t.Fatalf("claimed row %+v", c)
 				}
-				row, _ := s.get(ctx, c.ID)
+				row, _ := s.Get(ctx, c.ID)
 				if row.State != StateRunning || row.ExecuteTimes != 1 || row.LeaseOwner != "w1" {
 					t.Fatalf("stored claimed row %+v", row)
 				}
 			}
-			got, _ = s.claimDue(ctx, "w2", now, now+5000, 10, []string{"a"}, []int{2, 3})
+			got, _ = s.ClaimDue(ctx, "w2", now, now+5000, 10, []string{"a"}, []int{2, 3})
 			if len(got) != 1 || got[0].ID != exhausted.ID || got[0].State != StateFallingBack || got[0].ExecuteTimes != 3 {
 				t.Fatalf("shard-filtered claim %+v, want only the exhausted task as falling_back with execute_times 3", got)
 			}
-			if got, _ := s.claimDue(ctx, "w2", now, now+5000, 10, []string{"a"}, []int{}); len(got) != 0 {
+			if got, _ := s.ClaimDue(ctx, "w2", now, now+5000, 10, []string{"a"}, []int{}); len(got) != 0 {
 				t.Fatal("no owned shards claimed rows")
 			}
-			got, _ = s.claimDue(ctx, "w3", now, now+5000, 10, []string{"a"}, nil)
+			got, _ = s.ClaimDue(ctx, "w3", now, now+5000, 10, []string{"a"}, nil)
 			if len(got) != 1 || got[0].ID != due3.ID {
 				t.Fatalf("last claim %v, want only %d (future, finished and leased rows stay)", ids(got), due3.ID)
 			}
@@ -157,7 +158,7 @@ func TestStoreConformance(t *testing.T) {
 					defer wg.Done()
 					owner := fmt.Sprintf("w%d", w)
 					for {
-						got, err := s.claimDue(ctx, owner, 1_000_000, 2_000_000, 7, []string{"c"}, nil)
+						got, err := s.ClaimDue(ctx, owner, 1_000_000, 2_000_000, 7, []string{"c"}, nil)
 						mu.Lock()
 						claims++
 						if err != nil {
@@ -200,14 +201,16 @@ func TestStoreConformance(t *testing.T) {
 		// A lone finish takes one round trip on MySQL (a multi-statement
 		// transaction on the onetrip pool) and a transaction elsewhere; a
 		// batch is one transaction. Every path keeps the same fence.
-		finishPaths := map[string]func(s *store, ctx context.Context, f finishing, now Millis) error{
-			"lone": func(s *store, ctx context.Context, f finishing, now Millis) error { return s.finish(ctx, f, now) },
-			"lone via transaction": func(s *store, ctx context.Context, f finishing, now Millis) error {
-				s.noOnetrip = true
-				return s.finish(ctx, f, now)
+		finishPaths := map[string]func(s *storage.Store, ctx context.Context, f finishing, now Millis) error{
+			"lone": func(s *storage.Store, ctx context.Context, f finishing, now Millis) error {
+				return s.Finish(ctx, f, now)
 			},
-			"batch": func(s *store, ctx context.Context, f finishing, now Millis) error {
-				errs, err := s.finishBatch(ctx, []finishing{f}, now)
+			"lone via transaction": func(s *storage.Store, ctx context.Context, f finishing, now Millis) error {
+				s.DisableOnetrip()
+				return s.Finish(ctx, f, now)
+			},
+			"batch": func(s *storage.Store, ctx context.Context, f finishing, now Millis) error {
+				errs, err := s.FinishBatch(ctx, []finishing{f}, now)
 				if err != nil {
 					return err
 				}
@@ -219,45 +222,45 @@ func TestStoreConformance(t *testing.T) {
 				fresh(t)
 				s := openTestStore(t, dsn)
 				ctx := context.Background()
-				if path == "lone" && s.dialect == DialectMySQL && s.onetripDB() == nil {
+				if path == "lone" && s.Dialect() == DialectMySQL && !s.OnetripInUse() {
 					t.Fatal("no onetrip pool on a MySQL handle from OpenDB")
 				}
 				mustInsert(t, s, sampleTask("f", StatePending, 1, 4))
-				got, _ := s.claimDue(ctx, "owner", 10, 1000, 1, []string{"f"}, nil)
+				got, _ := s.ClaimDue(ctx, "owner", 10, 1000, 1, []string{"f"}, nil)
 				c := got[0]
-				good := fence{id: c.ID, shard: 4, owner: "owner", attempt: 1, from: StateRunning}
+				good := fence{ID: c.ID, Shard: 4, Owner: "owner", Attempt: 1, From: StateRunning}
 				msg := "boom"
 				for name, f := range map[string]fence{
-					"other owner":   {id: c.ID, shard: 4, owner: "thief", attempt: 1, from: StateRunning},
-					"stale attempt": {id: c.ID, shard: 4, owner: "owner", attempt: 0, from: StateRunning},
-					"wrong shard":   {id: c.ID, shard: 5, owner: "owner", attempt: 1, from: StateRunning},
+					"other owner":   {ID: c.ID, Shard: 4, Owner: "thief", Attempt: 1, From: StateRunning},
+					"stale attempt": {ID: c.ID, Shard: 4, Owner: "owner", Attempt: 0, From: StateRunning},
+					"wrong shard":   {ID: c.ID, Shard: 5, Owner: "owner", Attempt: 1, From: StateRunning},
 				} {
-					lost := &Attempt{TaskPK: c.ID, Attempt: 1, Kind: "attempt", Worker: f.owner, StartedAt: 10, FinishedAt: 20, Outcome: OutcomeFailed, Error: msg}
-					if err := finish(s, ctx, finishing{fence: f, to: StateRetrying, due: 50, errMsg: &msg, history: lost}, 20); !errors.Is(err, ErrLeaseLost) {
+					lost := &Attempt{TaskPK: c.ID, Attempt: 1, Kind: "attempt", Worker: f.Owner, StartedAt: 10, FinishedAt: 20, Outcome: OutcomeFailed, Error: msg}
+					if err := finish(s, ctx, finishing{Fence: f, To: StateRetrying, Due: 50, ErrMsg: &msg, History: lost}, 20); !errors.Is(err, ErrLeaseLost) {
 						t.Fatalf("%s: finish = %v, want ErrLeaseLost", name, err)
 					}
 				}
-				if atts, _ := s.attempts(ctx, c.ID); len(atts) != 0 {
+				if atts, _ := s.Attempts(ctx, c.ID); len(atts) != 0 {
 					t.Fatalf("fenced-out finishes wrote history %+v", atts)
 				}
 				hist := &Attempt{TaskPK: c.ID, Attempt: 1, Kind: "attempt", Worker: "owner", StartedAt: 10, FinishedAt: 20, Outcome: OutcomeSucceeded}
-				if err := finish(s, ctx, finishing{fence: good, to: StateSucceeded, due: 1, history: hist}, 20); err != nil {
+				if err := finish(s, ctx, finishing{Fence: good, To: StateSucceeded, Due: 1, History: hist}, 20); err != nil {
 					t.Fatal(err)
 				}
-				if err := finish(s, ctx, finishing{fence: good, to: StateSucceeded, due: 1, history: hist}, 21); !errors.Is(err, ErrLeaseLost) {
+				if err := finish(s, ctx, finishing{Fence: good, To: StateSucceeded, Due: 1, History: hist}, 21); !errors.Is(err, ErrLeaseLost) {
 					t.Fatalf("second finish = %v, want ErrLeaseLost", err)
 				}
 				// RP-005: a terminal state refuses any further transition.
-				err := finish(s, ctx, finishing{fence: fence{id: c.ID, shard: 4, owner: "owner", attempt: 1, from: StateSucceeded}, to: StateSucceeded}, 22)
+				err := finish(s, ctx, finishing{Fence: fence{ID: c.ID, Shard: 4, Owner: "owner", Attempt: 1, From: StateSucceeded}, To: StateSucceeded}, 22)
 				var te *TransitionError
 				if !errors.As(err, &te) || te.Code != CodeTransitionInvalid {
 					t.Fatalf("succeeded → succeeded = %v, want %s", err, CodeTransitionInvalid)
 				}
-				atts, _ := s.attempts(ctx, c.ID)
+				atts, _ := s.Attempts(ctx, c.ID)
 				if len(atts) != 1 || atts[0].Outcome != OutcomeSucceeded {
 					t.Fatalf("history %+v, want exactly the one recorded attempt", atts)
 				}
-				if tk, _ := s.get(ctx, c.ID); tk.State != StateSucceeded || tk.LeaseOwner != "" {
+				if tk, _ := s.Get(ctx, c.ID); tk.State != StateSucceeded || tk.LeaseOwner != "" {
 					t.Fatalf("task after finish: %s owner %q", tk.State, tk.LeaseOwner)
 				}
 			})
@@ -269,30 +272,30 @@ func TestStoreConformance(t *testing.T) {
 				s := openTestStore(t, dsn)
 				ctx := context.Background()
 				mustInsert(t, s, sampleTask("f", StatePending, 1, 4))
-				got, _ := s.claimDue(ctx, "owner", 10, 1000, 1, []string{"f"}, nil)
+				got, _ := s.ClaimDue(ctx, "owner", 10, 1000, 1, []string{"f"}, nil)
 				c := got[0]
-				good := fence{id: c.ID, shard: 4, owner: "owner", attempt: 1, from: StateRunning}
+				good := fence{ID: c.ID, Shard: 4, Owner: "owner", Attempt: 1, From: StateRunning}
 				bad := &Attempt{TaskPK: c.ID, Attempt: 1, Kind: strings.Repeat("k", 40), Worker: "owner", StartedAt: 10, FinishedAt: 20, Outcome: OutcomeSucceeded}
-				if s.dialect == DialectSQLite {
+				if s.Dialect() == DialectSQLite {
 					// SQLite ignores VARCHAR lengths (MySQL's strict mode
 					// refuses the value); make it refuse too.
-					if _, err := s.db.ExecContext(ctx, "CREATE TRIGGER kind_length BEFORE INSERT ON argo_task_attempt WHEN length(NEW.kind) > 16 BEGIN SELECT RAISE(ABORT, 'kind too long'); END"); err != nil {
+					if _, err := dbx(s).ExecContext(ctx, "CREATE TRIGGER kind_length BEFORE INSERT ON argo_task_attempt WHEN length(NEW.kind) > 16 BEGIN SELECT RAISE(ABORT, 'kind too long'); END"); err != nil {
 						t.Fatal(err)
 					}
 				}
-				if err := finish(s, ctx, finishing{fence: good, to: StateSucceeded, due: 1, history: bad}, 20); err == nil {
+				if err := finish(s, ctx, finishing{Fence: good, To: StateSucceeded, Due: 1, History: bad}, 20); err == nil {
 					t.Fatal("finish with an unwritable history row succeeded")
 				}
 				for i := range 20 { // every pooled connection sees the row unchanged
-					if tk, err := s.get(ctx, c.ID); err != nil || tk.State != StateRunning || tk.LeaseOwner != "owner" {
+					if tk, err := s.Get(ctx, c.ID); err != nil || tk.State != StateRunning || tk.LeaseOwner != "owner" {
 						t.Fatalf("read %d after the failed finish: %+v, %v", i, tk, err)
 					}
 				}
 				hist := &Attempt{TaskPK: c.ID, Attempt: 1, Kind: "attempt", Worker: "owner", StartedAt: 10, FinishedAt: 20, Outcome: OutcomeSucceeded}
-				if err := finish(s, ctx, finishing{fence: good, to: StateSucceeded, due: 1, history: hist}, 21); err != nil {
+				if err := finish(s, ctx, finishing{Fence: good, To: StateSucceeded, Due: 1, History: hist}, 21); err != nil {
 					t.Fatalf("finish after a failed one: %v", err)
 				}
-				if atts, _ := s.attempts(ctx, c.ID); len(atts) != 1 {
+				if atts, _ := s.Attempts(ctx, c.ID); len(atts) != 1 {
 					t.Fatalf("history %+v, want one row", atts)
 				}
 			})
@@ -300,7 +303,7 @@ func TestStoreConformance(t *testing.T) {
 
 		// bothWritePaths runs fn on a fresh store twice: as configured (one
 		// round trip on MySQL) and with the transaction path.
-		bothWritePaths := func(name string, fn func(t *testing.T, s *store)) {
+		bothWritePaths := func(name string, fn func(t *testing.T, s *storage.Store)) {
 			for _, viaTx := range []bool{false, true} {
 				sub := name
 				if viaTx {
@@ -309,7 +312,9 @@ func TestStoreConformance(t *testing.T) {
 				t.Run(sub, func(t *testing.T) {
 					fresh(t)
 					s := openTestStore(t, dsn)
-					s.noOnetrip = viaTx
+					if viaTx {
+						s.DisableOnetrip()
+					}
 					fn(t, s)
 				})
 			}
@@ -317,21 +322,21 @@ func TestStoreConformance(t *testing.T) {
 
 		// A batch where each finish has its own fate: only the finishes whose
 		// fence held change their rows and write history.
-		bothWritePaths("FinishBatchMixed", func(t *testing.T, s *store) {
+		bothWritePaths("FinishBatchMixed", func(t *testing.T, s *storage.Store) {
 			ctx := context.Background()
 			for range 4 {
 				mustInsert(t, s, sampleTask("m", StatePending, 1, 0))
 			}
-			got, err := s.claimDue(ctx, "me", 10, 1000, 4, []string{"m"}, nil)
+			got, err := s.ClaimDue(ctx, "me", 10, 1000, 4, []string{"m"}, nil)
 			if err != nil || len(got) != 4 {
 				t.Fatalf("claim: %d, %v", len(got), err)
 			}
 			msg := "boom"
 			fin := func(c *Task, owner string, from, to State, outcome string) finishing {
-				return finishing{fence: fence{id: c.ID, shard: 0, owner: owner, attempt: 1, from: from}, to: to, due: 50, errMsg: &msg,
-					history: &Attempt{TaskPK: c.ID, Attempt: 1, Kind: "attempt", Worker: owner, StartedAt: 10, FinishedAt: 20, Outcome: outcome, Error: msg}}
+				return finishing{Fence: fence{ID: c.ID, Shard: 0, Owner: owner, Attempt: 1, From: from}, To: to, Due: 50, ErrMsg: &msg,
+					History: &Attempt{TaskPK: c.ID, Attempt: 1, Kind: "attempt", Worker: owner, StartedAt: 10, FinishedAt: 20, Outcome: outcome, Error: msg}}
 			}
-			errs, err := s.finishBatch(ctx, []finishing{
+			errs, err := s.FinishBatch(ctx, []finishing{
 				fin(got[0], "me", StateRunning, StateRetrying, OutcomeFailed),
 				fin(got[1], "thief", StateRunning, StateRetrying, OutcomeFailed),
 				fin(got[2], "me", StateRunning, StateRecovered, OutcomeFailed),
@@ -345,74 +350,74 @@ func TestStoreConformance(t *testing.T) {
 				t.Fatalf("errs %v, want [nil, lease lost, transition invalid, nil]", errs)
 			}
 			for i, want := range []State{StateRetrying, StateRunning, StateRunning, StateSucceeded} {
-				if tk, _ := s.get(ctx, got[i].ID); tk.State != want {
+				if tk, _ := s.Get(ctx, got[i].ID); tk.State != want {
 					t.Fatalf("task %d: %s, want %s", i, tk.State, want)
 				}
 			}
 			var rows int
-			if err := s.db.GetContext(ctx, &rows, "SELECT COUNT(*) FROM argo_task_attempt"); err != nil || rows != 1 {
+			if err := dbx(s).GetContext(ctx, &rows, "SELECT COUNT(*) FROM argo_task_attempt"); err != nil || rows != 1 {
 				t.Fatalf("%d history rows (%v), want 1: the failure whose fence held", rows, err)
 			}
-			if atts, _ := s.attempts(ctx, got[3].ID); len(atts) != 1 || atts[0].Outcome != OutcomeSucceeded {
+			if atts, _ := s.Attempts(ctx, got[3].ID); len(atts) != 1 || atts[0].Outcome != OutcomeSucceeded {
 				t.Fatalf("success history %+v", atts)
 			}
 		})
 
 		// Held retries: claims leave a live hold alone; the batched start is
 		// exact per task (one round trip on MySQL, a transaction elsewhere).
-		bothWritePaths("HeldRetries", func(t *testing.T, s *store) {
+		bothWritePaths("HeldRetries", func(t *testing.T, s *storage.Store) {
 			ctx := context.Background()
 			msg := "boom"
 			hold := func(shard int) heldStart {
 				mustInsert(t, s, sampleTask("h", StatePending, 1, shard))
-				got, err := s.claimDue(ctx, "me", 10, 1000, 1, []string{"h"}, []int{shard})
+				got, err := s.ClaimDue(ctx, "me", 10, 1000, 1, []string{"h"}, []int{shard})
 				if err != nil || len(got) != 1 {
 					t.Fatalf("claim: %v, %v", got, err)
 				}
 				c := got[0]
-				f := finishing{fence: fence{id: c.ID, shard: shard, owner: "me", attempt: 1, from: StateRunning}, to: StateRetrying, due: 100, errMsg: &msg, holdUntil: 5000,
-					history: &Attempt{TaskPK: c.ID, Attempt: 1, Kind: "attempt", Worker: "me", StartedAt: 10, FinishedAt: 20, Outcome: OutcomeFailed, Error: msg}}
-				if err := s.finish(ctx, f, 20); err != nil {
+				f := finishing{Fence: fence{ID: c.ID, Shard: shard, Owner: "me", Attempt: 1, From: StateRunning}, To: StateRetrying, Due: 100, ErrMsg: &msg, HoldUntil: 5000,
+					History: &Attempt{TaskPK: c.ID, Attempt: 1, Kind: "attempt", Worker: "me", StartedAt: 10, FinishedAt: 20, Outcome: OutcomeFailed, Error: msg}}
+				if err := s.Finish(ctx, f, 20); err != nil {
 					t.Fatal(err)
 				}
-				return heldStart{id: c.ID, shard: shard, attempt: 1, holdUntil: 5000}
+				return heldStart{ID: c.ID, Shard: shard, Attempt: 1, HoldUntil: 5000}
 			}
 			a, b, c, d := hold(1), hold(2), hold(3), hold(4)
-			if tk, _ := s.get(ctx, a.id); tk.State != StateRetrying || tk.LeaseOwner != "me" || tk.LeaseUntil != 5000 {
+			if tk, _ := s.Get(ctx, a.ID); tk.State != StateRetrying || tk.LeaseOwner != "me" || tk.LeaseUntil != 5000 {
 				t.Fatalf("held row: %s owner %q lease_until %d", tk.State, tk.LeaseOwner, tk.LeaseUntil)
 			}
-			if got, _ := s.claimDue(ctx, "other", 4999, 9000, 10, []string{"h"}, nil); len(got) != 0 {
+			if got, _ := s.ClaimDue(ctx, "other", 4999, 9000, 10, []string{"h"}, nil); len(got) != 0 {
 				t.Fatalf("claimed %d held retries before their hold ran out", len(got))
 			}
-			if err := s.discard(ctx, b.id, "operator", 30); err != nil { // B: discarded while held
+			if err := s.Discard(ctx, b.ID, "operator", 30); err != nil { // B: discarded while held
 				t.Fatal(err)
 			}
-			got, err := s.claimDue(ctx, "other", 5000, 9000, 10, []string{"h"}, []int{3}) // C: hold ran out, claimed elsewhere
-			if err != nil || len(got) != 1 || got[0].ID != c.id {
+			got, err := s.ClaimDue(ctx, "other", 5000, 9000, 10, []string{"h"}, []int{3}) // C: hold ran out, claimed elsewhere
+			if err != nil || len(got) != 1 || got[0].ID != c.ID {
 				t.Fatalf("claim after the hold: %v, %v", got, err)
 			}
-			started, err := s.startHeld(ctx, "me", []heldStart{a, b, c, {id: d.id, shard: 4, attempt: 1, holdUntil: 4999}}, 7000, 120)
+			started, err := s.StartHeld(ctx, "me", []heldStart{a, b, c, {ID: d.ID, Shard: 4, Attempt: 1, HoldUntil: 4999}}, 7000, 120)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if want := []bool{true, false, false, false}; !slices.Equal(started, want) {
 				t.Fatalf("started %v, want %v (A held, B discarded, C claimed elsewhere, D another hold)", started, want)
 			}
-			tk, _ := s.get(ctx, a.id)
+			tk, _ := s.Get(ctx, a.ID)
 			if tk.State != StateRunning || tk.ExecuteTimes != 2 || tk.LeaseOwner != "me" || tk.LeaseUntil != 7000 {
 				t.Fatalf("started row: %s attempt %d owner %q lease_until %d", tk.State, tk.ExecuteTimes, tk.LeaseOwner, tk.LeaseUntil)
 			}
-			if tk, _ := s.get(ctx, c.id); tk.LeaseOwner != "other" || tk.ExecuteTimes != 2 {
+			if tk, _ := s.Get(ctx, c.ID); tk.LeaseOwner != "other" || tk.ExecuteTimes != 2 {
 				t.Fatalf("row claimed elsewhere changed: owner %q attempt %d", tk.LeaseOwner, tk.ExecuteTimes)
 			}
 			// Giving D back makes it claimable at once.
-			if err := s.releaseHolds(ctx, "me", []int64{d.id, a.id}); err != nil {
+			if err := s.ReleaseHolds(ctx, "me", []int64{d.ID, a.ID}); err != nil {
 				t.Fatal(err)
 			}
-			if tk, _ := s.get(ctx, a.id); tk.State != StateRunning || tk.LeaseOwner != "me" {
+			if tk, _ := s.Get(ctx, a.ID); tk.State != StateRunning || tk.LeaseOwner != "me" {
 				t.Fatalf("releaseHolds touched a running task: %s owner %q", tk.State, tk.LeaseOwner)
 			}
-			if got, _ := s.claimDue(ctx, "other", 200, 9000, 10, []string{"h"}, []int{4}); len(got) != 1 || got[0].ID != d.id {
+			if got, _ := s.ClaimDue(ctx, "other", 200, 9000, 10, []string{"h"}, []int{4}); len(got) != 1 || got[0].ID != d.ID {
 				t.Fatalf("given-back hold not claimable: %v", got)
 			}
 		})
@@ -425,13 +430,13 @@ func TestStoreConformance(t *testing.T) {
 			// restarts), and attempt 1 of the second round succeeded.
 			task := sampleTask("r", StatePending, 1, 0)
 			mustInsert(t, s, task)
-			if err := insertAttempt(ctx, s.db, &Attempt{TaskPK: task.ID, Attempt: 1, Kind: "attempt", Worker: "w1", StartedAt: 5, FinishedAt: 6, Outcome: OutcomeFailed, Error: "down"}); err != nil {
+			if err := s.InsertAttempt(ctx, dbx(s), &Attempt{TaskPK: task.ID, Attempt: 1, Kind: "attempt", Worker: "w1", StartedAt: 5, FinishedAt: 6, Outcome: OutcomeFailed, Error: "down"}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.db.ExecContext(ctx, "UPDATE argo_task SET task_status = 3, execute_times = 1, attempt_started_at = 50, attempt_worker = 'w2', gmt_modified = 60 WHERE id = ?", task.ID); err != nil {
+			if _, err := dbx(s).ExecContext(ctx, "UPDATE argo_task SET task_status = 3, execute_times = 1, attempt_started_at = 50, attempt_worker = 'w2', gmt_modified = 60 WHERE id = ?", task.ID); err != nil {
 				t.Fatal(err)
 			}
-			atts, err := s.attempts(ctx, task.ID)
+			atts, err := s.Attempts(ctx, task.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -445,20 +450,20 @@ func TestStoreConformance(t *testing.T) {
 			s := openTestStore(t, dsn)
 			ctx := context.Background()
 			mustInsert(t, s, sampleTask("r", StatePending, 1, 0), sampleTask("r", StatePending, 2, 0))
-			got, _ := s.claimDue(ctx, "w", 10, 100, 2, []string{"r"}, nil)
-			expired, _ := s.expiredLeases(ctx, 200, 10)
+			got, _ := s.ClaimDue(ctx, "w", 10, 100, 2, []string{"r"}, nil)
+			expired, _ := s.ExpiredLeases(ctx, 200, 10)
 			if len(expired) != 2 {
 				t.Fatalf("expired leases %d, want 2", len(expired))
 			}
 			// The worker of the first task renews just before the rescuer writes.
-			if lost, err := s.extendLeases(ctx, "w", []leaseKey{{got[0].ID, got[0].ExecuteTimes}}, 300, 150); err != nil || len(lost) != 0 {
+			if lost, err := s.ExtendLeases(ctx, "w", []leaseKey{{ID: got[0].ID, Attempt: got[0].ExecuteTimes}}, 300, 150); err != nil || len(lost) != 0 {
 				t.Fatalf("extend: lost %v, %v", lost, err)
 			}
 			msg := "lease expired"
 			for i, e := range expired {
-				f := finishing{fence: fence{id: e.ID, shard: e.ShardKey, owner: e.LeaseOwner, attempt: e.ExecuteTimes, from: e.State}, to: StateRetrying, due: 250, errMsg: &msg,
-					history: &Attempt{TaskPK: e.ID, Attempt: e.ExecuteTimes, Kind: "attempt", Outcome: OutcomeLeaseExpired, StartedAt: 10, FinishedAt: 200}}
-				err := s.rescue(ctx, f, e.LeaseUntil, 200)
+				f := finishing{Fence: fence{ID: e.ID, Shard: e.ShardKey, Owner: e.LeaseOwner, Attempt: e.ExecuteTimes, From: e.State}, To: StateRetrying, Due: 250, ErrMsg: &msg,
+					History: &Attempt{TaskPK: e.ID, Attempt: e.ExecuteTimes, Kind: "attempt", Outcome: OutcomeLeaseExpired, StartedAt: 10, FinishedAt: 200}}
+				err := s.Rescue(ctx, f, e.LeaseUntil, 200)
 				renewed := e.ID == got[0].ID
 				if renewed && !errors.Is(err, ErrLeaseLost) {
 					t.Fatalf("rescue of a renewed lease = %v, want ErrLeaseLost", err)
@@ -468,11 +473,11 @@ func TestStoreConformance(t *testing.T) {
 				}
 			}
 			// The vanished worker of the second task comes back: its late write is refused.
-			late := fence{id: got[1].ID, shard: 0, owner: "w", attempt: 1, from: StateRunning}
-			if err := s.finish(ctx, finishing{fence: late, to: StateSucceeded, due: 1}, 400); !errors.Is(err, ErrLeaseLost) {
+			late := fence{ID: got[1].ID, Shard: 0, Owner: "w", Attempt: 1, From: StateRunning}
+			if err := s.Finish(ctx, finishing{Fence: late, To: StateSucceeded, Due: 1}, 400); !errors.Is(err, ErrLeaseLost) {
 				t.Fatalf("late write after rescue = %v, want ErrLeaseLost", err)
 			}
-			row, _ := s.get(ctx, got[1].ID)
+			row, _ := s.Get(ctx, got[1].ID)
 			if row.State != StateRetrying || row.ExecuteTimes != 1 || row.LeaseOwner != "" {
 				t.Fatalf("rescued row %+v", row)
 			}
@@ -487,31 +492,31 @@ func TestStoreConformance(t *testing.T) {
 			ok := sampleTask("d", StateSucceeded, 1, 0)
 			pending := sampleTask("d", StatePending, 1, 0)
 			mustInsert(t, s, dead, ok, pending)
-			if err := s.requeue(ctx, dead.ID, 50); err != nil {
+			if err := s.Requeue(ctx, dead.ID, 50); err != nil {
 				t.Fatal(err)
 			}
-			row, _ := s.get(ctx, dead.ID)
+			row, _ := s.Get(ctx, dead.ID)
 			if row.State != StatePending || row.ExecuteTimes != 0 || row.ExecuteTime != 50 {
 				t.Fatalf("requeued row %+v", row)
 			}
 			var te *TransitionError
-			if err := s.requeue(ctx, ok.ID, 50); !errors.As(err, &te) || !errors.Is(err, ErrTransitionInvalid) {
+			if err := s.Requeue(ctx, ok.ID, 50); !errors.As(err, &te) || !errors.Is(err, ErrTransitionInvalid) {
 				t.Fatalf("requeue succeeded task = %v, want %s", err, CodeTransitionInvalid)
 			}
-			if err := s.discard(ctx, pending.ID, "  ", 60); err == nil {
+			if err := s.Discard(ctx, pending.ID, "  ", 60); err == nil {
 				t.Fatal("discard without reason accepted")
 			}
-			if err := s.discard(ctx, pending.ID, "duplicate order", 60); err != nil {
+			if err := s.Discard(ctx, pending.ID, "duplicate order", 60); err != nil {
 				t.Fatal(err)
 			}
-			row, _ = s.get(ctx, pending.ID)
+			row, _ = s.Get(ctx, pending.ID)
 			if row.State != StateDiscarded || row.DiscardReason != "duplicate order" {
 				t.Fatalf("discarded row %+v", row)
 			}
-			if err := s.discard(ctx, ok.ID, "x", 60); !errors.Is(err, ErrTransitionInvalid) {
+			if err := s.Discard(ctx, ok.ID, "x", 60); !errors.Is(err, ErrTransitionInvalid) {
 				t.Fatalf("discard succeeded task = %v", err)
 			}
-			if err := s.requeue(ctx, 999999, 60); !errors.Is(err, ErrNotFound) {
+			if err := s.Requeue(ctx, 999999, 60); !errors.Is(err, ErrNotFound) {
 				t.Fatalf("requeue unknown id = %v", err)
 			}
 		})
@@ -526,27 +531,27 @@ func TestStoreConformance(t *testing.T) {
 			keepDead := sampleTask("p", StateDead, 100, 0)
 			young := sampleTask("p", StateSucceeded, 5000, 0)
 			mustInsert(t, s, keepDead, young)
-			if err := insertAttempt(ctx, s.db, &Attempt{TaskPK: young.ID, Attempt: 1, Kind: "attempt", Outcome: "succeeded"}); err != nil {
+			if err := s.InsertAttempt(ctx, dbx(s), &Attempt{TaskPK: young.ID, Attempt: 1, Kind: "attempt", Outcome: "succeeded"}); err != nil {
 				t.Fatal(err)
 			}
-			n, err := s.purge(ctx, 1000, 10)
+			n, err := s.Purge(ctx, 1000, 10)
 			if err != nil || n != 10 {
 				t.Fatalf("purge = %d, %v; want 10 (the batch)", n, err)
 			}
 			total := 10
 			for n > 0 {
-				n, _ = s.purge(ctx, 1000, 10)
+				n, _ = s.Purge(ctx, 1000, 10)
 				total += n
 			}
 			if total != 25 {
 				t.Fatalf("purged %d, want 25", total)
 			}
 			for _, id := range []int64{keepDead.ID, young.ID} {
-				if _, err := s.get(ctx, id); err != nil {
+				if _, err := s.Get(ctx, id); err != nil {
 					t.Fatalf("task %d purged: %v", id, err)
 				}
 			}
-			if atts, _ := s.attempts(ctx, young.ID); len(atts) != 1 {
+			if atts, _ := s.Attempts(ctx, young.ID); len(atts) != 1 {
 				t.Fatal("attempts of a kept task purged")
 			}
 		})
@@ -560,24 +565,24 @@ func TestStoreConformance(t *testing.T) {
 			gone, back := sampleTask("p", StateDiscarded, 100, 0), sampleTask("p", StateDiscarded, 100, 0)
 			mustInsert(t, s, gone, back)
 			for _, task := range []*Task{gone, back} {
-				if err := insertAttempt(ctx, s.db, &Attempt{TaskPK: task.ID, Attempt: 1, Kind: "attempt", Outcome: OutcomeFailed}); err != nil {
+				if err := s.InsertAttempt(ctx, dbx(s), &Attempt{TaskPK: task.ID, Attempt: 1, Kind: "attempt", Outcome: OutcomeFailed}); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if err := s.requeue(ctx, back.ID, 2000); err != nil {
+			if err := s.Requeue(ctx, back.ID, 2000); err != nil {
 				t.Fatal(err)
 			}
-			n, err := s.purgeIDs(ctx, []int64{gone.ID, back.ID}, 1000) // both were selected before the requeue
+			n, err := s.PurgeIDs(ctx, []int64{gone.ID, back.ID}, 1000) // both were selected before the requeue
 			if err != nil || n != 1 {
 				t.Fatalf("purgeIDs = %d, %v; want 1", n, err)
 			}
-			if _, err := s.get(ctx, gone.ID); !errors.Is(err, ErrNotFound) {
+			if _, err := s.Get(ctx, gone.ID); !errors.Is(err, ErrNotFound) {
 				t.Fatalf("purged task still there: %v", err)
 			}
-			if atts, _ := s.attempts(ctx, back.ID); len(atts) != 2 { // the attempt and the requeue's record
+			if atts, _ := s.Attempts(ctx, back.ID); len(atts) != 2 { // the attempt and the requeue's record
 				t.Fatalf("requeued task's history: %d rows, want 2", len(atts))
 			}
-			if atts, _ := s.attempts(ctx, gone.ID); len(atts) != 0 {
+			if atts, _ := s.Attempts(ctx, gone.ID); len(atts) != 0 {
 				t.Fatalf("purged task's history: %d rows, want 0", len(atts))
 			}
 		})

@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"errors"
+
+	"github.com/argo-retry/argo/internal/storage"
 )
 
 // A submit written leased for its first attempt (Immediate, a worker
@@ -29,10 +31,10 @@ func (rt *Runtime) endSubmitReservation(sync, runNow bool) {
 // run. If it was rescued meanwhile, or the database cannot say, it is left
 // to the database.
 func (rt *Runtime) confirmResolvedLease(callerCtx context.Context, t *Task) bool {
-	ctx, cancel := resolveContext(callerCtx, submitResolveFloor)
+	ctx, cancel := storage.ResolveContext(callerCtx, storage.SubmitResolveFloor)
 	defer cancel()
 	until := toMillis(rt.now().Add(rt.cfg.LeaseDuration))
-	ok, err := rt.store.confirmSubmitLease(ctx, t.ID, rt.cfg.InstanceID, until)
+	ok, err := rt.store.ConfirmSubmitLease(ctx, t.ID, rt.cfg.InstanceID, until)
 	if err != nil || !ok {
 		rt.log.Warn("argo: submitted task persisted, but not run at once: its lease could not be renewed after its INSERT's answer was lost", "task_id", t.ID, "task", t.Name, "error", err)
 		return false
@@ -47,7 +49,7 @@ func (rt *Runtime) resolveSubmitLater(t *Task, token []byte, h *TaskDef, sync bo
 	go func() {
 		ctx, cancel := context.WithTimeout(rt.ctx, rt.cfg.LeaseDuration)
 		defer cancel()
-		err := rt.store.resolveInsert(ctx, t, token, errors.New("outcome unknown"))
+		err := rt.store.ResolveInsert(ctx, t, token, errors.New("outcome unknown"))
 		if err == nil && rt.confirmResolvedLease(ctx, t) {
 			rt.log.Info("argo: a submit whose outcome was unknown turned out persisted; running its first attempt", "task_id", t.ID, "task", t.Name)
 			rt.metricSubmitted(t.Name)

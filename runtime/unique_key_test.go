@@ -98,14 +98,14 @@ func TestSchemaCheckWantsUniqueKeyBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newStore(db, dialect)
-	if err := s.checkSchema(ctx); err != nil {
+	if err := s.CheckSchema(ctx); err != nil {
 		t.Fatalf("migrated schema: %v", err)
 	}
 	if _, err := db.ExecContext(ctx, "ALTER TABLE argo_task MODIFY COLUMN unique_key VARCHAR(255) NULL DEFAULT NULL"); err != nil {
 		t.Fatal(err)
 	}
 	var se *SchemaError
-	if err := s.checkSchema(ctx); !errors.As(err, &se) || se.Migration != "000004_unique_key_bytes.up.sql" {
+	if err := s.CheckSchema(ctx); !errors.As(err, &se) || se.Migration != "000004_unique_key_bytes.up.sql" {
 		t.Fatalf("VARCHAR unique_key: %v, want a SchemaError naming 000004_unique_key_bytes.up.sql", err)
 	}
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/argo-retry/argo/cmd/argobench/benchtask"
 	"github.com/argo-retry/argo/cmd/argobench/internal/sqlcount"
+	"github.com/argo-retry/argo/internal/storage/mysqldriver"
+	"github.com/argo-retry/argo/internal/storage/sqlitedriver"
 	"github.com/argo-retry/argo/runtime"
 )
 
@@ -24,17 +26,22 @@ import (
 // the statements out; when one is not seen, the capture fails (an error,
 // never a fallback to a copy), so a change to argo's claim cannot leave the
 // bench timing an old one.
-const (
-	// MySQL: the candidate read, a plain SELECT in due order
-	// (runtime/store_claim.go claimMySQL).
-	markClaimRead = "ORDER BY due_at LIMIT ?"
-	// MySQL: the fenced UPDATE by primary key that takes one candidate
-	// (claimFenceSQL); the marker is part of every claim's SET clause.
-	markClaimTake = "task_status = CASE WHEN task_status = 4 THEN 5 ELSE 1 END"
+//
+// The markers are the storage drivers' own statement text, not copies:
+var (
+	// MySQL: the candidate read, a plain SELECT in due order; its due
+	// condition is in no other statement (mysqldriver.ClaimCandidates).
+	markClaimRead = mysqldriver.ClaimDue
+	// MySQL: the fenced UPDATE by primary key that takes one candidate,
+	// whole: a captured take is exactly the driver's (mysqldriver.ClaimTake).
+	markClaimTake = mysqldriver.ClaimTake
 	// SQLite: the one claim statement, UPDATE … RETURNING in a BEGIN
-	// IMMEDIATE transaction (runtime/store_tasks.go claimScoped).
-	markClaimSQLite = "INDEXED BY idx_claim_due"
+	// IMMEDIATE transaction; its due condition is in no other statement
+	// (sqlitedriver.Claim).
+	markClaimSQLite = sqlitedriver.ClaimDue
+)
 
+const (
 	// claimTakeFence is the per-row fence of the captured take: the row is
 	// still as read (id, state, attempts), then the rest of its WHERE
 	// (still due, not leased).
@@ -55,7 +62,7 @@ type argoClaim struct {
 	// argument within a day of it is a time, moved by (now - at) when sent.
 	at int64
 	// multi, on MySQL, is a multi-statement pool with the settings of
-	// argo's own (store_onetrip.go openOnetrip), or nil where argo has none
+	// argo's own (runtime/onetrip_open.go openOnetrip), or nil where argo has none
 	// (arguments not interpolated client-side) and takes candidates in a
 	// transaction instead.
 	multi *sql.DB
@@ -92,7 +99,7 @@ func (b *bencher) captureClaim(ctx context.Context, markers []string) (*argoClai
 	_, _, work, _ := benchtask.Defs()
 	row := newHandRow(work)
 	now := time.Now()
-	if _, err := b.admin.ExecContext(ctx, insertTaskSQL, row.values(argsJSON(0), now, statePending, 0, now.Add(-time.Second), "", 0)...); err != nil {
+	if _, err := b.admin.ExecContext(ctx, b.insertSQL(), row.values(argsJSON(0), now, statePending, 0, now.Add(-time.Second), "", 0)...); err != nil {
 		return nil, err
 	}
 	benchtask.SetHooks(benchtask.Hooks{})
@@ -145,7 +152,7 @@ func (b *bencher) captureClaim(ctx context.Context, markers []string) (*argoClai
 	switch {
 	case b.dialect == runtime.DialectSQLite:
 	case claim.multi != nil:
-		how = "its candidate read, then its per-row fence applied to every candidate in one multi-statement UPDATE + COMMIT, as argo's multi-statement pool sends it (that pool bypasses the counting driver, so the bench builds that one statement from the captured fence; runtime/store_claim.go takeAllOnetrip)"
+		how = "its candidate read, then its per-row fence applied to every candidate in one multi-statement UPDATE + COMMIT, as argo's multi-statement pool sends it (that pool bypasses the counting driver, so the bench sends the driver's own statement, mysqldriver.TakeAllQuery)"
 	default:
 		how = "its candidate read, then its per-row fenced UPDATEs in one READ COMMITTED transaction (arguments not interpolated here: argo has no multi-statement pool)"
 	}
@@ -260,9 +267,10 @@ func (c *argoClaim) takeMulti(ctx context.Context, cands []candidate, now int64)
 		ids = append(ids, k.id)
 		tuples = append(tuples, k.id, k.state, k.attempts)
 	}
-	q := "SET TRANSACTION ISOLATION LEVEL READ COMMITTED; START TRANSACTION; " + c.takeHead +
-		" WHERE id IN (" + placeholders(len(cands)) + ") AND (id, task_status, execute_times) IN (" +
-		strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", len(cands)), ", ") + ") AND " + c.takeTail
+	// The driver's one-trip take (argo's, not a copy); its arguments are
+	// mysqldriver.TakeAllArgs's: the captured take's SET and due-by/now
+	// arguments, moved to now, around the candidates' ids and fences.
+	q := mysqldriver.TakeAllQuery(len(cands))
 	args := slices.Concat(one[:c.takeSetArgs], ids, tuples, one[c.takeSetArgs+3:])
 	conn, err := c.multi.Conn(ctx)
 	if err != nil {

@@ -12,13 +12,23 @@ import (
 	"time"
 
 	"github.com/argo-retry/argo/cmd/argobench/internal/sqlcount"
+	"github.com/argo-retry/argo/internal/storage"
 	"github.com/argo-retry/argo/runtime"
 	"github.com/go-sql-driver/mysql"
 )
 
-// insertTaskSQL is the hand-written side's INSERT: the columns argo writes
-// for a call (see runtime/store_tasks.go), so both sides store the same row.
-const insertTaskSQL = `INSERT INTO argo_task (task_id, task_status, execute_times, max_attempts, execute_time, parameter_types, method_name, method_sign_name, execute_interval_sec, delay_time, task_parameter, performance_way, thread_way, error_msg, alert_expression, alert_action_bean_name, fallback_class_name, fallback_error_msg, shard_key, retry_policy, lease_owner, lease_until, unique_key, discard_reason, gmt_create, gmt_modified) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+// insertSQL is the hand-written side's INSERT: argo's own statement (the
+// storage driver's Statements.InsertTask, submit token included), so both
+// sides store the same row and maintain the same indexes. (An earlier copy
+// of the statement kept here had lost the submit_token column when argo
+// gained it: the hand-written rows skipped uk_submit_token.)
+func (b *bencher) insertSQL() string {
+	st, err := storage.StatementsFor(b.dialect)
+	if err != nil {
+		panic(err) // b.dialect comes from runtime.OpenDB
+	}
+	return st.InsertTask
+}
 
 // Task states as stored in argo_task.task_status.
 const (
@@ -45,7 +55,8 @@ func newHandRow(def *runtime.TaskDef) *handRow {
 	return &handRow{def: def, policyJSON: string(b), maxAtt: pol.MaxAttempts, initialSec: int(pol.Initial / time.Second)}
 }
 
-// values returns the INSERT arguments of one call.
+// values returns the INSERT arguments of one call (insertSQL), a new
+// submit token last.
 func (h *handRow) values(args []byte, now time.Time, state, executeTimes int, due time.Time, leaseOwner string, leaseUntil int64) []any {
 	d := h.def
 	mode, thread := d.Mode, d.Thread
@@ -58,7 +69,7 @@ func (h *handRow) values(args []byte, now time.Time, state, executeTimes int, du
 	ms := now.UnixMilli()
 	return []any{d.Name, state, executeTimes, h.maxAtt, due.UnixMilli(), d.ParameterTypes, d.MethodName, d.Signature,
 		h.initialSec, int(d.Delay / time.Second), string(args), int(mode), int(thread), "", d.Alert, d.AlertActionName, d.FallbackName, "",
-		rand.IntN(64), h.policyJSON, leaseOwner, leaseUntil, nil, "", ms, ms}
+		rand.IntN(64), h.policyJSON, leaseOwner, leaseUntil, nil, "", ms, ms, storage.NewSubmitToken()}
 }
 
 func argsJSON(n int) []byte {

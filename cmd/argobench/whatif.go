@@ -18,12 +18,13 @@ import (
 
 // groupWriter turns concurrent single-row inserts into multi-row INSERTs.
 type groupWriter struct {
-	db   *sql.DB
-	ch   chan *groupReq
-	max  int
-	done chan struct{}
-	rows atomic.Int64
-	stmt atomic.Int64
+	db        *sql.DB
+	insertSQL string // the single-row INSERT whose VALUES tuple each row repeats
+	ch        chan *groupReq
+	max       int
+	done      chan struct{}
+	rows      atomic.Int64
+	stmt      atomic.Int64
 }
 
 type groupReq struct {
@@ -31,8 +32,8 @@ type groupReq struct {
 	err  chan error
 }
 
-func newGroupWriter(db *sql.DB, maxRows int) *groupWriter {
-	g := &groupWriter{db: db, ch: make(chan *groupReq, 1024), max: maxRows, done: make(chan struct{})}
+func newGroupWriter(db *sql.DB, insertSQL string, maxRows int) *groupWriter {
+	g := &groupWriter{db: db, insertSQL: insertSQL, ch: make(chan *groupReq, 1024), max: maxRows, done: make(chan struct{})}
 	go g.loop()
 	return g
 }
@@ -56,7 +57,7 @@ func (g *groupWriter) close() { close(g.ch); <-g.done }
 
 func (g *groupWriter) loop() {
 	defer close(g.done)
-	head, values, _ := strings.Cut(insertTaskSQL, " VALUES ")
+	head, values, _ := strings.Cut(g.insertSQL, " VALUES ")
 	for r := range g.ch {
 		batch := []*groupReq{r}
 	drain:
@@ -96,7 +97,7 @@ func (b *bencher) whatIf(ctx context.Context) error {
 	_, later, _, _ := benchtask.Defs()
 	var insRates, insBatch []float64
 	err := b.eachRun(ctx, "whatif", func(ctx context.Context) error {
-		g := newGroupWriter(b.hand, 100)
+		g := newGroupWriter(b.hand, b.insertSQL(), 100)
 		row := newHandRow(later)
 		t0 := time.Now()
 		err := parallel(ctx, b.o.submitters, n, func(i int) error {

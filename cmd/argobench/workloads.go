@@ -297,7 +297,7 @@ func (b *bencher) handSync(ctx context.Context, db *sql.DB, n int) ([]time.Durat
 	row := newHandRow(def)
 	one := func(i int) error {
 		now := time.Now()
-		res, err := db.ExecContext(ctx, insertTaskSQL, row.values(argsJSON(i), now, stateRunning, 1, now, handOwner, now.Add(30*time.Second).UnixMilli())...)
+		res, err := db.ExecContext(ctx, b.insertSQL(), row.values(argsJSON(i), now, stateRunning, 1, now, handOwner, now.Add(30*time.Second).UnixMilli())...)
 		if err != nil {
 			return err
 		}
@@ -386,7 +386,7 @@ func (b *bencher) handInsert(ctx context.Context, db *sql.DB, n int) (time.Durat
 	t0 := time.Now()
 	err := parallel(ctx, b.o.submitters, n, func(i int) error {
 		now := time.Now()
-		_, err := db.ExecContext(ctx, insertTaskSQL, row.values(argsJSON(i), now, statePending, 0, now.Add(later.Delay), "", 0)...)
+		_, err := db.ExecContext(ctx, b.insertSQL(), row.values(argsJSON(i), now, statePending, 0, now.Add(later.Delay), "", 0)...)
 		return err
 	})
 	return time.Since(t0), err
@@ -475,7 +475,7 @@ func (b *bencher) handWork(ctx context.Context, db *sql.DB, n int) (time.Duratio
 		defer wg.Done()
 		err := parallel(ctx, b.o.submitters, n, func(i int) error {
 			now := time.Now()
-			_, err := db.ExecContext(ctx, insertTaskSQL, row.values(argsJSON(i), now, statePending, 0, now, "", 0)...)
+			_, err := db.ExecContext(ctx, b.insertSQL(), row.values(argsJSON(i), now, statePending, 0, now, "", 0)...)
 			return err
 		})
 		if err != nil {

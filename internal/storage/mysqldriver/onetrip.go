@@ -1,14 +1,16 @@
-package runtime
+package mysqldriver
 
 import (
 	"context"
-	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/argo-retry/argo/argotype"
+	"github.com/argo-retry/argo/internal/storage"
 )
 
 // A finish is a fenced UPDATE of the task row plus, unless the attempt
@@ -19,9 +21,9 @@ import (
 // whole batch as one multi-statement query instead:
 //
 //	START TRANSACTION;
-//	INSERT INTO argo_task_attempt … SELECT … FROM argo_task WHERE <fence 1>;
-//	UPDATE argo_task … WHERE <fence 1>;
-//	UPDATE argo_task … WHERE <fence 2>;   (a success: no history row)
+//	INSERT INTO argo_task_attempt … SELECT … FROM argo_task WHERE <Fence 1>;
+//	UPDATE argo_task … WHERE <Fence 1>;
+//	UPDATE argo_task … WHERE <Fence 2>;   (a success: no history row)
 //	…
 //	COMMIT
 //
@@ -33,67 +35,28 @@ import (
 // client-side interpolation is safe (dsn_charset.go): a multi-statement
 // query in a charset such as GBK lets an argument run as SQL.
 
-// onetripDB returns the store's multi-statement pool, opening it on first
-// use; nil unless the store is on a MySQL handle from OpenDB.
-func (s *store) onetripDB() *sql.DB {
-	s.onetripOnce.Do(func() {
-		if s.dialect == DialectMySQL && !s.noOnetrip {
-			s.onetrip = openOnetrip(s.db.DB)
-		}
-	})
-	return s.onetrip
-}
+// maxLockTries bounds the runs of a one-trip query the server rolled back
+// for a lock conflict.
+const maxLockTries = 5
 
-func openOnetrip(db *sql.DB) *sql.DB {
-	h := mysqlHandleOf(db)
-	if h == nil || h.unsafeCharset != "" || !h.cfg.InterpolateParams {
-		return nil
-	}
-	mc := h.cfg.Clone()
-	mc.MultiStatements = true
-	conn, err := mysql.NewConnector(mc)
-	if err != nil {
-		return nil
-	}
-	multi := sql.OpenDB(redactingConnector{Connector: conn, password: mc.Passwd})
-	multi.SetMaxOpenConns(16)
-	multi.SetMaxIdleConns(16)
-	return multi
-}
-
-// finishAsIs applies f if the lease still holds, and records its attempt row in
-// the same transaction (one round trip on MySQL with the onetrip pool). It
-// returns ErrLeaseLost if the lease was taken over, and then writes nothing.
-// (finish adds the degrade of a write refused for its data.)
-func (s *store) finishAsIs(ctx context.Context, f finishing, now Millis) error {
-	if err := CheckTransition(f.id, f.from, f.to); err != nil {
-		return err
-	}
-	if f.historyRow() == nil {
-		q, args := s.finishUpdate(f, now)
-		n, err := s.exec(ctx, q, args...)
-		if err == nil && n == 0 {
-			err = ErrLeaseLost
-		}
-		return err
-	}
-	errs, err := s.finishBatchAsIs(ctx, []finishing{f}, now)
-	if err != nil {
-		return err
-	}
-	return errs[0]
-}
-
-// finishBatchOnetrip is finishBatch in one round trip (MySQL, onetrip pool):
+// FinishBatchOneTrip is Store.FinishBatch in one round trip (the one-trip pool):
 // each fenced UPDATE is preceded by its history row's INSERT … SELECT … FROM
 // argo_task WHERE <the same fence>, so a row is written only for a finish
-// whose fence holds (the INSERT share-locks the task row, so it cannot
+// whose Fence holds (the INSERT share-locks the task row, so it cannot
 // change before the UPDATE), and the UPDATEs' row counts say which held.
 //
 // (Not INSERT … WHERE ROW_COUNT() = 1 after the UPDATE: when the client dies
 // while the query runs, MariaDB may commit the UPDATE with the INSERT
 // skipped, a success or failure with no history; the kill -9 test caught it.)
-func (s *store) finishBatchOnetrip(ctx context.Context, fs []finishing, now Millis) ([]error, error) {
+func (d *Driver) FinishBatchOneTrip(ctx context.Context, fs []storage.Finishing, now storage.Millis) ([]error, bool, error) {
+	if d.onetripDB() == nil {
+		return nil, false, nil
+	}
+	errs, err := d.finishBatchOnetrip(ctx, fs, now)
+	return errs, true, err
+}
+
+func (d *Driver) finishBatchOnetrip(ctx context.Context, fs []storage.Finishing, now storage.Millis) ([]error, error) {
 	errs := make([]error, len(fs))
 	var b strings.Builder
 	var args []any
@@ -101,18 +64,17 @@ func (s *store) finishBatchOnetrip(ctx context.Context, fs []finishing, now Mill
 	stmt := make([]int, len(fs)) // index of f's UPDATE among the statements; 0 for none
 	n := 1
 	for i, f := range fs {
-		if errs[i] = CheckTransition(f.id, f.from, f.to); errs[i] != nil {
+		if errs[i] = argotype.CheckTransition(f.ID, f.From, f.To); errs[i] != nil {
 			continue
 		}
-		if a := f.historyRow(); a != nil {
-			// Written only if the fence holds, judged on the row itself (and
+		if a := f.HistoryRow(); a != nil {
+			// Written only if the Fence holds, judged on the row itself (and
 			// share-locked until the UPDATE below).
-			b.WriteString("; INSERT INTO argo_task_attempt (task_pk, attempt, kind, worker, started_at, finished_at, outcome, error_msg, backoff_ms) " +
-				"SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? FROM argo_task WHERE id = ? AND shard_key = ? AND task_status = ? AND lease_owner = ? AND execute_times = ?")
-			args = append(args, a.TaskPK, a.Attempt, a.Kind, a.Worker, a.StartedAt, a.FinishedAt, a.Outcome, sanitizeErrorText(a.Error), a.BackoffMs, f.id, f.shard, f.from, f.owner, f.attempt)
+			b.WriteString("; " + InsertAttemptIfFenced)
+			args = append(append(args, storage.AttemptArgs(a)...), f.ID, f.Shard, f.From, f.Owner, f.Attempt)
 			n++
 		}
-		q, qargs := s.finishUpdate(f, now)
+		q, qargs := storage.FinishStatement(statements, f, now)
 		b.WriteString("; ")
 		b.WriteString(q)
 		args = append(args, qargs...)
@@ -125,19 +87,19 @@ func (s *store) finishBatchOnetrip(ctx context.Context, fs []finishing, now Mill
 	b.WriteString("; COMMIT")
 	n++
 	for try := 1; ; try++ {
-		affected, err := s.execMulti(ctx, b.String(), args)
+		affected, err := d.execMulti(ctx, b.String(), args)
 		if err == nil {
 			if len(affected) != n {
 				return nil, fmt.Errorf("argo: finish of %d tasks: %d results from a %d-statement query", len(fs), len(affected), n)
 			}
 			for i := range fs {
 				if stmt[i] > 0 && affected[stmt[i]] == 0 {
-					errs[i] = ErrLeaseLost
+					errs[i] = storage.ErrLeaseLost
 				}
 			}
 			return errs, nil
 		}
-		if try == 5 || !isRetryableLockError(err) {
+		if try == maxLockTries || !d.IsRetryableLockError(err) {
 			return nil, err
 		}
 	}
@@ -148,12 +110,12 @@ func (s *store) finishBatchOnetrip(ctx context.Context, fs []finishing, now Mill
 // discarded rather than returned to the pool: a multi-statement query that
 // failed half-way may have left its transaction open, and closing the
 // connection is what rolls it back.
-func (s *store) onRawConn(ctx context.Context, query string, args []any, fn func(dc any, named []driver.NamedValue) error) error {
+func (d *Driver) onRawConn(ctx context.Context, query string, args []any, fn func(dc any, named []driver.NamedValue) error) error {
 	named, err := namedArgs(query, args)
 	if err != nil {
 		return err
 	}
-	conn, err := s.onetrip.Conn(ctx)
+	conn, err := d.onetrip.Conn(ctx)
 	if err != nil {
 		return err
 	}
@@ -182,9 +144,9 @@ func namedArgs(query string, args []any) ([]driver.NamedValue, error) {
 
 // execMulti runs a multi-statement query on the onetrip pool and returns
 // the rows each statement affected.
-func (s *store) execMulti(ctx context.Context, query string, args []any) ([]int64, error) {
+func (d *Driver) execMulti(ctx context.Context, query string, args []any) ([]int64, error) {
 	var affected []int64
-	err := s.onRawConn(ctx, query, args, func(dc any, named []driver.NamedValue) error {
+	err := d.onRawConn(ctx, query, args, func(dc any, named []driver.NamedValue) error {
 		ex, ok := dc.(driver.ExecerContext)
 		if !ok {
 			return errors.New("argo: the MySQL driver connection cannot Exec")

@@ -1,4 +1,4 @@
-package runtime
+package storage
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 // 16 KiB. A MySQL TEXT column holds 65,535 bytes; 16 KiB leaves room on
 // every supported database and keeps a task row small, while holding an
 // error message and a Go panic stack of ordinary depth. Longer texts are cut
-// with a marker (see sanitizeErrorText).
+// with a marker (see SanitizeErrorText).
 const MaxErrorTextBytes = 16 << 10
 
 // panicMessageBytes is the share of MaxErrorTextBytes kept of a panic's
@@ -21,7 +21,7 @@ const MaxErrorTextBytes = 16 << 10
 // says where the panic happened) gets the rest.
 const panicMessageBytes = MaxErrorTextBytes / 4
 
-// sanitizeErrorText makes s storable in an argo TEXT column on every
+// SanitizeErrorText makes s storable in an argo TEXT column on every
 // database, whatever its bytes and size:
 //
 //   - each byte that is not part of valid UTF-8 becomes the four characters
@@ -41,7 +41,7 @@ const panicMessageBytes = MaxErrorTextBytes / 4
 //
 // A text that is valid UTF-8 without NUL and within the limit is returned
 // unchanged.
-func sanitizeErrorText(s string) string {
+func SanitizeErrorText(s string) string {
 	if len(s) <= MaxErrorTextBytes && utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 {
 		return s
 	}
@@ -57,7 +57,7 @@ func sanitizeErrorText(s string) string {
 	return fitText(s, MaxErrorTextBytes)
 }
 
-// fitText escapes s as sanitizeErrorText does and, if the result is longer
+// fitText escapes s as SanitizeErrorText does and, if the result is longer
 // than limit bytes, cuts it on a character boundary and appends the cut
 // marker, so that the result never exceeds limit bytes.
 func fitText(s string, limit int) string {
@@ -138,10 +138,10 @@ func splitStack(s string) (msg, stack string, ok bool) {
 	return s[:at], s[at+1:], true
 }
 
-// checkOperatorText refuses a text an operator gives (a discard reason) that
-// argo could only store altered: invalid UTF-8, a NUL byte, or more than
+// CheckOperatorText refuses a text an operator gives (a discard reason) that
+// argo could only Store altered: invalid UTF-8, a NUL byte, or more than
 // MaxErrorTextBytes. what names the text in the error.
-func checkOperatorText(what, s string) error {
+func CheckOperatorText(what, s string) error {
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {

@@ -1,4 +1,4 @@
-package runtime
+package storage
 
 import (
 	"context"
@@ -23,10 +23,10 @@ const maxWorkerRunes = 128
 // state between the record and the update.
 var errRequeueRaced = errors.New("argo: requeue raced")
 
-// requeueRecorded moves a dead or discarded task back to pending with a
+// RequeueRecorded moves a dead or discarded task back to pending with a
 // fresh attempt budget, due at now, and records who requeued it and why,
 // in the same transaction.
-func (s *store) requeueRecorded(ctx context.Context, id int64, reason, who string, now Millis) error {
+func (s *Store) RequeueRecorded(ctx context.Context, id int64, reason, who string, now Millis) error {
 	if r := []rune(who); len(r) > maxWorkerRunes {
 		who = string(r[:maxWorkerRunes])
 	}
@@ -34,15 +34,15 @@ func (s *store) requeueRecorded(ctx context.Context, id int64, reason, who strin
 	err := s.write(ctx, func(tx *sqlx.Tx) error {
 		changed = 0
 		// The record first: it reads the attempt count the update resets.
-		res, err := tx.ExecContext(ctx, "INSERT INTO argo_task_attempt (task_pk, attempt, kind, worker, started_at, finished_at, outcome, error_msg, backoff_ms) SELECT id, execute_times, ?, ?, ?, ?, ?, ?, 0 FROM argo_task WHERE id = ? AND task_status IN (7, 8)",
-			AttemptKindRequeue, who, now, now, OutcomeRequeued, sanitizeErrorText(reason), id)
+		res, err := tx.ExecContext(ctx, s.sql.RecordRequeue,
+			AttemptKindRequeue, who, now, now, OutcomeRequeued, SanitizeErrorText(reason), id)
 		if err != nil {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return nil // not dead or discarded: stateChanged says why
 		}
-		res, err = tx.ExecContext(ctx, "UPDATE "+s.byID()+" SET task_status = 0, execute_times = 0, execute_time = ?, fallback_error_msg = '', discard_reason = '', lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND task_status IN (7, 8)", now, now, id)
+		res, err = tx.ExecContext(ctx, s.sql.Requeue, now, now, id)
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package runtime
+package mysqldriver
 
 import (
 	"context"
@@ -7,9 +7,11 @@ import (
 	"strings"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/argo-retry/argo/internal/storage"
 )
 
-// execRowwise runs one fenced single-row UPDATE (query, a statement by
+// ExecRowwise runs one fenced single-row UPDATE (query, a statement by
 // primary key) once per element of rows, all in one READ COMMITTED
 // transaction, and reports for each whether its statement changed a row:
 // exactly the rows this call took, whatever ran at the same time. On MySQL
@@ -26,15 +28,15 @@ import (
 // ascending id order, so that two such calls lock shared rows in the same
 // order and do not deadlock each other. A deadlock or lock-wait timeout
 // rolls the whole transaction back and it is run again, up to 5 times.
-func (s *store) execRowwise(ctx context.Context, query string, rows [][]any) ([]bool, error) {
+func (d *Driver) ExecRowwise(ctx context.Context, conn storage.Conn, query string, rows [][]any) ([]bool, error) {
 	if len(rows) == 0 {
 		return nil, nil
 	}
-	if s.onetripDB() != nil {
-		return s.execRowwiseOnetrip(ctx, query, rows)
+	if d.onetripDB() != nil {
+		return d.execRowwiseOnetrip(ctx, query, rows)
 	}
 	changed := make([]bool, len(rows))
-	err := s.writeIso(ctx, sql.LevelReadCommitted, func(tx *sqlx.Tx) error {
+	err := conn.Write(ctx, sql.LevelReadCommitted, func(tx *sqlx.Tx) error {
 		for i, args := range rows {
 			res, err := tx.ExecContext(ctx, query, args...)
 			if err != nil {
@@ -54,13 +56,9 @@ func (s *store) execRowwise(ctx context.Context, query string, rows [][]any) ([]
 	return changed, nil
 }
 
-// rowwiseIsolation is the isolation level of execRowwise's transactions on
-// MySQL (and of takeAllOnetrip's): no gap locks.
-const rowwiseIsolation = "READ COMMITTED"
-
 // execRowwiseOnetrip is execRowwise in one multi-statement query; the
 // driver reports each statement's affected rows.
-func (s *store) execRowwiseOnetrip(ctx context.Context, query string, rows [][]any) ([]bool, error) {
+func (d *Driver) execRowwiseOnetrip(ctx context.Context, query string, rows [][]any) ([]bool, error) {
 	const head = 2 // SET TRANSACTION, START TRANSACTION
 	var b strings.Builder
 	b.WriteString("SET TRANSACTION ISOLATION LEVEL " + rowwiseIsolation + "; START TRANSACTION")
@@ -73,7 +71,7 @@ func (s *store) execRowwiseOnetrip(ctx context.Context, query string, rows [][]a
 	b.WriteString("; COMMIT")
 	want := head + len(rows) + 1
 	for try := 1; ; try++ {
-		affected, err := s.execMulti(ctx, b.String(), args)
+		affected, err := d.execMulti(ctx, b.String(), args)
 		if err == nil {
 			if len(affected) != want {
 				return nil, fmt.Errorf("argo: %d single-row updates: %d results from a %d-statement query", len(rows), len(affected), want)
@@ -84,7 +82,7 @@ func (s *store) execRowwiseOnetrip(ctx context.Context, query string, rows [][]a
 			}
 			return changed, nil
 		}
-		if try == 5 || !isRetryableLockError(err) {
+		if try == maxLockTries || !d.IsRetryableLockError(err) {
 			return nil, err
 		}
 	}

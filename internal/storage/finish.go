@@ -1,0 +1,26 @@
+package storage
+
+import "context"
+
+// FinishAsIs applies f if the lease still holds, and records its attempt row in
+// the same transaction (one round trip on MySQL with the onetrip pool). It
+// returns ErrLeaseLost if the lease was taken over, and then writes nothing.
+// (finish adds the degrade of a write refused for its data.)
+func (s *Store) FinishAsIs(ctx context.Context, f Finishing, now Millis) error {
+	if err := checkTransition(f.ID, f.From, f.To); err != nil {
+		return err
+	}
+	if f.HistoryRow() == nil {
+		q, args := FinishStatement(s.sql, f, now)
+		n, err := s.exec(ctx, q, args...)
+		if err == nil && n == 0 {
+			err = ErrLeaseLost
+		}
+		return err
+	}
+	errs, err := s.FinishBatchAsIs(ctx, []Finishing{f}, now)
+	if err != nil {
+		return err
+	}
+	return errs[0]
+}

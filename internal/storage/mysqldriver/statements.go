@@ -1,0 +1,200 @@
+package mysqldriver
+
+import (
+	"strings"
+
+	"github.com/argo-retry/argo/internal/storage"
+)
+
+// byID names argo_task for a statement by primary key. It forces the
+// primary key: a fence's other columns (task_status, lease_owner) are in
+// secondary indexes, and without the hint the optimizer weighs a range over
+// each of them on every statement (≈10–15% of a finish).
+const byID = "argo_task FORCE INDEX (PRIMARY)"
+
+// taskColumns is the column list of argo_task in Task's field order.
+const taskColumns = storage.TaskColumns
+
+// attemptColumns are the columns of an argo_task_attempt row argo writes.
+const attemptColumns = "task_pk, attempt, kind, worker, started_at, finished_at, outcome, error_msg, backoff_ms"
+
+// The state sets the statements name (storage's sets, rendered).
+var (
+	claimable   = storage.StateSet(storage.ClaimableStates...)
+	leased      = storage.StateSet(storage.LeasedStates...)
+	waiting     = storage.StateSet(storage.WaitingStates...)
+	purgeable   = storage.StateSet(storage.PurgeableStates...)
+	finished    = storage.StateSet(storage.FinishedStates...)
+	requeueable = storage.StateSet(storage.RequeueableStates...)
+	discardable = storage.StateSet(storage.DiscardableStates...)
+
+	pending     = storage.StateValue(storage.StatePending)
+	running     = storage.StateValue(storage.StateRunning)
+	retrying    = storage.StateValue(storage.StateRetrying)
+	succeeded   = storage.StateValue(storage.StateSucceeded)
+	exhausted   = storage.StateValue(storage.StateExhausted)
+	fallingBack = storage.StateValue(storage.StateFallingBack)
+	dead        = storage.StateValue(storage.StateDead)
+	discarded   = storage.StateValue(storage.StateDiscarded)
+)
+
+// InsertTask writes a task row with its submit token (Statements.InsertTask).
+const InsertTask = `INSERT INTO argo_task (task_id, task_status, execute_times, max_attempts, execute_time, parameter_types, method_name, method_sign_name, execute_interval_sec, delay_time, task_parameter, performance_way, thread_way, error_msg, alert_expression, alert_action_bean_name, fallback_class_name, fallback_error_msg, shard_key, retry_policy, lease_owner, lease_until, unique_key, discard_reason, gmt_create, gmt_modified, submit_token) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// claimSet is the SET clause of every claim: a due attempt becomes running
+// with one more execute_times; an exhausted task becomes falling_back.
+// execute_times is assigned first because MySQL evaluates SET left to right.
+var claimSet = "execute_times = CASE WHEN task_status = " + exhausted + " THEN execute_times ELSE execute_times + 1 END, task_status = CASE WHEN task_status = " + exhausted + " THEN " + fallingBack + " ELSE " + running + " END, lease_owner = ?, lease_until = ?, gmt_modified = ?"
+
+// ClaimDue is the claim's condition on a row's due time: due_at is
+// execute_time for claimable rows and NULL otherwise (a generated column
+// indexed by idx_claim_due), so the index is one range already in due
+// order (no filesort, however large the backlog). Arguments due by, now.
+const ClaimDue = "due_at <= ? AND lease_until <= ?"
+
+// ClaimCandidates is the claim's candidate read, a plain consistent read
+// (no lock) in due order, of rows due (ClaimDue) in scope: arguments due
+// by, now, scope's, limit.
+func ClaimCandidates(scope string) string {
+	return "SELECT " + taskColumns + " FROM argo_task WHERE " + ClaimDue + " AND " + scope + " ORDER BY due_at LIMIT ?"
+}
+
+// ClaimTake takes one candidate still as read (Statements.ClaimTake).
+var ClaimTake = "UPDATE " + byID + " SET " + claimSet + " WHERE id = ? AND task_status = ? AND execute_times = ? AND execute_time <= ? AND lease_until <= ?"
+
+// ClaimTakeAll takes n candidates at once, each still as read, in one
+// statement: arguments owner, lease_until, now (the claim's SET), the n
+// ids, n (id, task_status, execute_times) tuples, due by, now. It is exact
+// only when it changes all n rows.
+func ClaimTakeAll(n int) string {
+	return "UPDATE " + byID + " SET " + claimSet + " WHERE id IN " + storage.Placeholders(n) +
+		" AND (id, task_status, execute_times) IN (" + strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", n), ", ") + ") AND execute_time <= ? AND lease_until <= ?"
+}
+
+// fence is the WHERE of a fenced finish: the lease the write must still hold.
+const fence = " WHERE id = ? AND shard_key = ? AND task_status = ? AND lease_owner = ? AND execute_times = ?"
+
+// FinishUpdate is the fenced UPDATE of one finish (Statements.FinishUpdate).
+func FinishUpdate(set string) string { return "UPDATE " + byID + " SET " + set + fence }
+
+// ExtendLeases renews n leases (Statements.ExtendLeases): only rows still
+// leased by the owner at the same attempt.
+func ExtendLeases(n int) string {
+	return "UPDATE " + byID + " SET lease_until = ? WHERE lease_owner = ? AND task_status IN " + leased + " AND id IN " + storage.Placeholders(n) +
+		" AND (" + strings.TrimSuffix(strings.Repeat("(id = ? AND execute_times = ?) OR ", n), " OR ") + ")"
+}
+
+// InsertAttemptIfFenced writes an attempt row only if the task row still
+// holds the finish's fence (the INSERT share-locks the row, so it cannot
+// change before the UPDATE that follows it in the same one-trip batch):
+// arguments AttemptArgs, then the fence (id, shard, state, owner, attempt).
+const InsertAttemptIfFenced = "INSERT INTO argo_task_attempt (" + attemptColumns + ") SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? FROM argo_task" + fence
+
+// rowwiseIsolation is the isolation level of row-wise transactions (claim
+// takes, held starts): no gap locks.
+const rowwiseIsolation = "READ COMMITTED"
+
+func inIDs(n int) string { return storage.Placeholders(n) }
+
+// statements is every statement argo runs on MySQL.
+var statements = &storage.Statements{
+	InsertTask:          InsertTask,
+	TaskIDByUniqueKey:   "SELECT id FROM argo_task WHERE task_id = ? AND unique_key = ?",
+	TaskIDBySubmitToken: "SELECT id FROM argo_task WHERE submit_token = ?",
+	DeleteBySubmitToken: "DELETE FROM argo_task WHERE submit_token = ?",
+	GetTask:             "SELECT " + taskColumns + " FROM argo_task WHERE id = ?",
+	TaskState:           "SELECT task_status FROM argo_task WHERE id = ?",
+	TaskAttempts:        "SELECT id, " + attemptColumns + " FROM argo_task_attempt WHERE task_pk = ? ORDER BY id",
+	AttemptOnTaskRow:    "SELECT task_status, execute_times, attempt_started_at, attempt_worker, gmt_modified FROM argo_task WHERE id = ?",
+	InsertAttempts: func(n int) string {
+		return "INSERT INTO argo_task_attempt (" + attemptColumns + ") VALUES " + strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?), ", n), ", ")
+	},
+
+	ClaimByID: "UPDATE " + byID + " SET " + claimSet + " WHERE id = ? AND task_status = ? AND execute_time <= ? AND lease_until <= ?",
+	ClaimTake: ClaimTake,
+
+	FinishUpdate: FinishUpdate,
+	Rescue:       "UPDATE " + byID + " SET task_status = ?, execute_time = ?, error_msg = ?, lease_owner = '', lease_until = 0, gmt_modified = ?" + fence + " AND lease_until = ?",
+	ExtendLeases: ExtendLeases,
+	LeaseHolders: func(n int) string {
+		return "SELECT id, execute_times, lease_owner, task_status FROM argo_task WHERE id IN " + inIDs(n)
+	},
+	ConfirmSubmitLease: "UPDATE " + byID + " SET lease_until = ? WHERE id = ? AND task_status = " + running + " AND lease_owner = ? AND execute_times = 1 AND attempt_started_at = 0",
+	SubmitLeaseHeld:    "SELECT COUNT(*) FROM argo_task WHERE id = ? AND task_status = " + running + " AND lease_owner = ? AND execute_times = 1 AND attempt_started_at = 0 AND lease_until = ?",
+	StartHeld:          "UPDATE " + byID + " SET execute_times = execute_times + 1, task_status = " + running + ", lease_until = ?, gmt_modified = ? WHERE id = ? AND shard_key = ? AND task_status = " + retrying + " AND lease_owner = ? AND execute_times = ? AND lease_until = ?",
+	HeldStartStates: func(n int) string {
+		return "SELECT id, task_status, lease_owner, execute_times, lease_until, gmt_modified FROM argo_task WHERE id IN " + inIDs(n)
+	},
+	ReleaseHolds: func(n int) string {
+		return "UPDATE " + byID + " SET lease_owner = '', lease_until = 0 WHERE task_status = " + retrying + " AND lease_owner = ? AND id IN " + inIDs(n)
+	},
+	DeadHolds: "SELECT lease_owner, COUNT(*) AS tasks, MAX(lease_until) AS until_ms FROM argo_task" +
+		" WHERE task_status = " + retrying + " AND lease_until > ?" +
+		" AND lease_owner NOT IN (SELECT instance_id FROM argo_instance WHERE heartbeat_at >= ? AND instance_id <> ?)" +
+		" GROUP BY lease_owner ORDER BY lease_owner",
+	AttemptRecorded: "SELECT COUNT(*) FROM argo_task_attempt WHERE task_pk = ? AND attempt = ? AND kind = ? AND worker = ? AND started_at = ? AND finished_at = ? AND outcome = ?",
+
+	OrphanCandidates: func(known int) string {
+		q := "SELECT id, task_id FROM argo_task WHERE task_status IN " + claimable + " AND execute_time <= ? AND error_msg NOT LIKE ?"
+		if known > 0 {
+			q += " AND task_id NOT IN " + storage.Placeholders(known)
+		}
+		return q + " LIMIT ?"
+	},
+	FlagOrphan:    "UPDATE " + byID + " SET error_msg = ? WHERE id = ? AND task_status IN " + claimable + " AND task_id = ?",
+	ExpiredLeases: "SELECT " + taskColumns + " FROM argo_task WHERE task_status IN " + leased + " AND lease_until < ? ORDER BY lease_until LIMIT ?",
+
+	Discard:       "UPDATE " + byID + " SET task_status = " + discarded + ", discard_reason = ?, lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND task_status IN " + discardable,
+	RecordRequeue: "INSERT INTO argo_task_attempt (" + attemptColumns + ") SELECT id, execute_times, ?, ?, ?, ?, ?, ?, 0 FROM argo_task WHERE id = ? AND task_status IN " + requeueable,
+	Requeue:       "UPDATE " + byID + " SET task_status = " + pending + ", execute_times = 0, execute_time = ?, fallback_error_msg = '', discard_reason = '', lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND task_status IN " + requeueable,
+
+	PurgeCandidates: "SELECT id FROM argo_task WHERE task_status IN " + purgeable + " AND gmt_modified < ? LIMIT ?",
+	// FOR UPDATE: the rows to delete stay as read until the DELETEs.
+	PurgeLock: func(n int) string {
+		return "SELECT id FROM argo_task WHERE task_status IN " + purgeable + " AND gmt_modified < ? AND id IN " + inIDs(n) + " FOR UPDATE"
+	},
+	DeleteTasks:    func(n int) string { return "DELETE FROM argo_task WHERE id IN " + inIDs(n) },
+	DeleteAttempts: func(n int) string { return "DELETE FROM argo_task_attempt WHERE task_pk IN " + inIDs(n) },
+
+	UpdateInstance: "UPDATE argo_instance SET heartbeat_at = ?, task_names = ? WHERE instance_id = ?",
+	InsertInstance: "INSERT INTO argo_instance (instance_id, heartbeat_at, started_at, task_names) VALUES (?, ?, ?, ?)",
+	LiveInstances:  "SELECT instance_id, task_names FROM argo_instance WHERE heartbeat_at >= ? ORDER BY instance_id",
+	DeleteInstance: "DELETE FROM argo_instance WHERE instance_id = ?",
+
+	TakeLeader:   "UPDATE argo_leader SET holder = ?, expires_at = ? WHERE name = ? AND (holder = ? OR expires_at < ?)",
+	InsertLeader: "INSERT INTO argo_leader (name, holder, expires_at) VALUES (?, ?, ?)",
+	DeleteLeader: "DELETE FROM argo_leader WHERE name = ? AND holder = ?",
+
+	// UTC (no session time zone, so no ambiguous hour at a DST change), to
+	// the microsecond.
+	DatabaseTime: "SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6))",
+
+	CountByState: "SELECT task_status, COUNT(*) AS n FROM argo_task GROUP BY task_status",
+	ListTasks: func(where, page string) string {
+		return "SELECT " + taskColumns + " FROM argo_task WHERE " + where + page
+	},
+	CountTasks:          func(where string) string { return "SELECT COUNT(*) FROM argo_task WHERE " + where },
+	TaskIDs:             func(where, page string) string { return "SELECT id FROM argo_task WHERE " + where + page },
+	TaskNames:           "SELECT DISTINCT task_id FROM argo_task ORDER BY task_id",
+	CountByNameAndState: "SELECT task_id, task_status, COUNT(*) AS n FROM argo_task GROUP BY task_id, task_status ORDER BY task_id, task_status",
+	OldestDue:           "SELECT id, task_id, task_status, execute_time FROM argo_task WHERE task_status IN " + waiting + " AND execute_time <= ? ORDER BY execute_time, id LIMIT 1",
+	AttemptsSince:       "SELECT COUNT(*) AS n, SUM(CASE WHEN outcome = ? THEN 0 ELSE 1 END) AS failed FROM argo_task_attempt WHERE kind = 'attempt' AND finished_at >= ?",
+	SucceededOnRowSince: "SELECT COUNT(*) FROM argo_task WHERE task_status = " + succeeded + " AND gmt_modified >= ? AND attempt_started_at > 0",
+	FinishedSince:       "SELECT COUNT(*) AS n, SUM(CASE WHEN task_status = " + dead + " THEN 1 ELSE 0 END) AS dead FROM argo_task WHERE task_status IN " + finished + " AND gmt_modified >= ?",
+
+	SchemaProbes: []storage.SchemaProbe{
+		{Migration: "000001_argo_task.up.sql", Query: "SELECT id, task_status, execute_time, task_parameter, lease_owner, gmt_modified FROM argo_task WHERE 1=0"},
+		{Migration: "000001_argo_task.up.sql", Query: "SELECT id, " + attemptColumns + " FROM argo_task_attempt WHERE 1=0"},
+		{Migration: "000001_argo_task.up.sql", Query: "SELECT instance_id, heartbeat_at, started_at, task_names FROM argo_instance WHERE 1=0"},
+		{Migration: "000001_argo_task.up.sql", Query: "SELECT name, holder, expires_at FROM argo_leader WHERE 1=0"},
+		{Migration: "000002_attempt_on_task.up.sql", Query: "SELECT " + taskColumns + " FROM argo_task WHERE 1=0"},
+		{Migration: "000003_submit_token.up.sql", Query: "SELECT submit_token FROM argo_task WHERE 1=0"},
+		// Fails while unique_key is not yet VARBINARY: the collation binary
+		// is valid only for binary strings (error 1253 for a utf8mb4 column,
+		// raised before any row). Backquoted: BINARY is a keyword.
+		{Migration: "000004_unique_key_bytes.up.sql", Query: "SELECT unique_key COLLATE `binary` FROM argo_task WHERE 1=0"},
+	},
+	CreateMigrationsTable: "CREATE TABLE IF NOT EXISTS argo_schema_migrations (version BIGINT NOT NULL PRIMARY KEY, applied_at BIGINT NOT NULL)",
+	MigrationRecorded:     "SELECT COUNT(*) FROM argo_schema_migrations WHERE version = ?",
+	RecordMigration:       "INSERT INTO argo_schema_migrations (version, applied_at) VALUES (?, ?)",
+}

@@ -1,0 +1,179 @@
+package storage
+
+// Statements is every statement the Store runs, in one engine's SQL. A
+// driver fills in every field; the Store only passes arguments, in the
+// order each field's comment gives. Fields that are functions build a
+// statement for n rows or around a part the Store renders (a SET list, a
+// Filter's condition). Placeholders are '?'.
+type Statements struct {
+	// InsertTask writes a task row: arguments InsertArgs(t), then the
+	// submit token (argo_task.submit_token).
+	InsertTask string
+	// TaskIDByUniqueKey reads the id of the row with a task name and unique
+	// key: arguments name, unique key.
+	TaskIDByUniqueKey string
+	// TaskIDBySubmitToken reads the id of the row written with a submit
+	// token: argument token.
+	TaskIDBySubmitToken string
+	// DeleteBySubmitToken deletes the row written with a submit token
+	// (inside the caller's transaction): argument token.
+	DeleteBySubmitToken string
+	// GetTask reads TaskColumns of one row: argument id.
+	GetTask string
+	// TaskState reads task_status of one row: argument id.
+	TaskState string
+	// TaskAttempts reads the argo_task_attempt rows of a task, oldest
+	// first (id, task_pk, attempt, kind, worker, started_at, finished_at,
+	// outcome, error_msg, backoff_ms): argument id.
+	TaskAttempts string
+	// AttemptOnTaskRow reads the attempt a task row records (task_status,
+	// execute_times, attempt_started_at, attempt_worker, gmt_modified):
+	// argument id.
+	AttemptOnTaskRow string
+	// InsertAttempts writes n attempt rows in one statement: per row
+	// task_pk, attempt, kind, worker, started_at, finished_at, outcome,
+	// error_msg, backoff_ms.
+	InsertAttempts func(n int) string
+
+	// ClaimByID leases one claimable row still in a given state, due and
+	// neither leased nor held: arguments owner, lease_until, now (the
+	// claim's SET), then id, state, now (due by), now (lease ended by).
+	ClaimByID string
+	// ClaimTake leases one candidate still as read: arguments owner,
+	// lease_until, now (the claim's SET), then id, task_status,
+	// execute_times (as read), due by, now (lease ended by).
+	ClaimTake string
+
+	// FinishUpdate is the fenced UPDATE of one finish around set (the
+	// Store's SET list): arguments set's, then the fence: id, shard_key,
+	// task_status, lease_owner, execute_times.
+	FinishUpdate func(set string) string
+	// Rescue ends an expired lease still exactly as read: arguments state,
+	// execute_time, error_msg, now, then id, shard_key, task_status,
+	// lease_owner, execute_times, lease_until.
+	Rescue string
+	// ExtendLeases renews n leases: arguments until, owner, the n ids, then
+	// n (id, execute_times) pairs.
+	ExtendLeases func(n int) string
+	// LeaseHolders reads id, execute_times, lease_owner, task_status of n
+	// rows: the n ids.
+	LeaseHolders func(n int) string
+	// ConfirmSubmitLease renews the lease of a row written leased for its
+	// first attempt, still exactly that: arguments lease_until, id, owner.
+	ConfirmSubmitLease string
+	// SubmitLeaseHeld counts (0 or 1) that row leased until a given time:
+	// arguments id, owner, lease_until.
+	SubmitLeaseHeld string
+	// StartHeld starts one held retry still held: arguments lease_until,
+	// now, then id, shard_key, lease_owner, execute_times, lease_until (the
+	// hold).
+	StartHeld string
+	// HeldStartStates reads id, task_status, lease_owner, execute_times,
+	// lease_until, gmt_modified of n rows: the n ids.
+	HeldStartStates func(n int) string
+	// ReleaseHolds gives n held retries of an owner back: arguments owner,
+	// the n ids.
+	ReleaseHolds func(n int) string
+	// DeadHolds counts, per owner, the live holds of instances not
+	// heartbeating: arguments now, cutoff, self; columns lease_owner,
+	// tasks, until_ms.
+	DeadHolds string
+	// AttemptRecorded counts attempt rows equal to one: arguments task_pk,
+	// attempt, kind, worker, started_at, finished_at, outcome.
+	AttemptRecorded string
+
+	// OrphanCandidates reads id, task_id of overdue claimable rows not yet
+	// flagged whose name is none of known names: arguments cutoff, the
+	// flag's LIKE pattern, the known names, limit.
+	OrphanCandidates func(known int) string
+	// FlagOrphan sets the error_msg of one row still claimable: arguments
+	// message, id, name.
+	FlagOrphan string
+	// ExpiredLeases reads TaskColumns of leased rows whose lease ended
+	// before now, oldest first: arguments now, limit.
+	ExpiredLeases string
+
+	// Discard ends a discardable row: arguments reason, now, id.
+	Discard string
+	// RecordRequeue writes the requeue record of a requeueable row:
+	// arguments kind, worker, started_at, finished_at, outcome, error_msg, id.
+	RecordRequeue string
+	// Requeue moves a requeueable row back to pending: arguments
+	// execute_time, now, id.
+	Requeue string
+
+	// PurgeCandidates reads ids of purgeable rows changed before a cutoff:
+	// arguments cutoff, limit.
+	PurgeCandidates string
+	// PurgeLock reads again, locked against writers until the transaction
+	// ends, those of n ids still purgeable: arguments cutoff, the n ids.
+	PurgeLock func(n int) string
+	// DeleteTasks and DeleteAttempts delete n tasks and their attempt rows:
+	// the n ids.
+	DeleteTasks, DeleteAttempts func(n int) string
+
+	// UpdateInstance records a heartbeat: arguments heartbeat_at,
+	// task_names, instance_id.
+	UpdateInstance string
+	// InsertInstance adds an instance: arguments instance_id,
+	// heartbeat_at, started_at, task_names.
+	InsertInstance string
+	// LiveInstances reads instance_id, task_names of instances heartbeating
+	// since a cutoff, by id: argument cutoff.
+	LiveInstances string
+	// DeleteInstance removes an instance: argument instance_id.
+	DeleteInstance string
+
+	// TakeLeader extends or takes a role: arguments holder, expires_at,
+	// name, holder, now.
+	TakeLeader string
+	// InsertLeader creates a role's row: arguments name, holder, expires_at.
+	InsertLeader string
+	// DeleteLeader releases a role: arguments name, holder.
+	DeleteLeader string
+
+	// DatabaseTime reads the server's clock in Unix microseconds (UTC).
+	DatabaseTime string
+
+	// CountByState reads task_status, n over every task.
+	CountByState string
+	// ListTasks, CountTasks and TaskIDs read TaskColumns, COUNT(*) and ids
+	// of the tasks where (a Filter's condition) selects, ordered and paged
+	// by page (a Filter's ORDER BY and LIMIT).
+	ListTasks  func(where, page string) string
+	CountTasks func(where string) string
+	TaskIDs    func(where, page string) string
+	// TaskNames reads the distinct task names, sorted.
+	TaskNames string
+	// CountByNameAndState reads task_id, task_status, n, by name then state.
+	CountByNameAndState string
+	// OldestDue reads id, task_id, task_status, execute_time of the waiting
+	// task due longest ago: argument now.
+	OldestDue string
+	// AttemptsSince reads n, failed (attempts other than the succeeded
+	// outcome) of attempt rows finished since: arguments succeeded outcome,
+	// since.
+	AttemptsSince string
+	// SucceededOnRowSince counts succeeded tasks recording their attempt,
+	// changed since: argument since.
+	SucceededOnRowSince string
+	// FinishedSince reads n, dead of tasks finished since: argument since.
+	FinishedSince string
+
+	// SchemaProbes select every column argo uses, each under the migration
+	// that creates it, in migration order.
+	SchemaProbes []SchemaProbe
+	// CreateMigrationsTable creates argo_schema_migrations if missing.
+	CreateMigrationsTable string
+	// MigrationRecorded counts the records of a version: argument version.
+	MigrationRecorded string
+	// RecordMigration records a version: arguments version, applied_at.
+	RecordMigration string
+}
+
+// SchemaProbe is a statement that fails unless the tables and columns a
+// migration creates are there.
+type SchemaProbe struct {
+	Migration string // the file under sql/<dialect>/, e.g. "000002_attempt_on_task.up.sql"
+	Query     string
+}

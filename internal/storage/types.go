@@ -1,0 +1,72 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/argo-retry/argo/argotype"
+)
+
+// The shared types the store reads and writes (see argotype).
+type (
+	Task    = argotype.Task
+	Attempt = argotype.Attempt
+	State   = argotype.State
+	Millis  = argotype.Millis
+)
+
+// The task states (see argotype.State).
+const (
+	StatePending     = argotype.StatePending
+	StateRunning     = argotype.StateRunning
+	StateRetrying    = argotype.StateRetrying
+	StateSucceeded   = argotype.StateSucceeded
+	StateExhausted   = argotype.StateExhausted
+	StateFallingBack = argotype.StateFallingBack
+	StateRecovered   = argotype.StateRecovered
+	StateDead        = argotype.StateDead
+	StateDiscarded   = argotype.StateDiscarded
+)
+
+// OutcomeSucceeded is the outcome of an attempt that succeeded.
+const OutcomeSucceeded = argotype.OutcomeSucceeded
+
+// Dialect names (Config.Dialect and OpenDB in runtime).
+const (
+	DialectMySQL  = "mysql"
+	DialectSQLite = "sqlite"
+)
+
+// Execer is what a transactional submit writes through: *sql.Tx, *sqlx.Tx,
+// *sql.DB and *sql.Conn all satisfy it.
+type Execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// TaskColumns is the column list of argo_task in Task's field order.
+const TaskColumns = `id, task_id, task_status, execute_times, max_attempts, execute_time, parameter_types, method_name, method_sign_name, execute_interval_sec, delay_time, task_parameter, performance_way, thread_way, error_msg, alert_expression, alert_action_bean_name, fallback_class_name, fallback_error_msg, shard_key, retry_policy, lease_owner, lease_until, unique_key, discard_reason, gmt_create, gmt_modified, attempt_started_at, attempt_worker`
+
+// ToMillis converts t to Unix milliseconds.
+func ToMillis(t time.Time) Millis { return Millis(t.UnixMilli()) }
+
+// LeaseKey names one lease an instance holds: a task and the attempt
+// (execute_times) it was taken for. Renewal is fenced on both and on the
+// instance as owner, so a lease that was rescued and claimed again, here or
+// elsewhere, is never extended on behalf of the old attempt.
+type LeaseKey struct {
+	ID      int64
+	Attempt int
+}
+
+// ClaimGroup is a set of task names with the same holders, and the shards
+// of theirs this instance owns (nil: all).
+type ClaimGroup struct {
+	Names  []string
+	Shards []int
+}
+
+// checkTransition returns a *argotype.TransitionError if from → to is not allowed.
+func checkTransition(taskID int64, from, to State) error {
+	return argotype.CheckTransition(taskID, from, to)
+}

@@ -1,0 +1,28 @@
+package runtime
+
+import (
+	"database/sql"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// openOnetrip opens the multi-statement pool of a MySQL handle from OpenDB
+// (storage.Options.OpenMultiStatement): nil for another handle, or where
+// client-side interpolation is not safe (dsn_charset.go): a multi-statement
+// query in a charset such as GBK lets an argument run as SQL.
+func openOnetrip(db *sql.DB) *sql.DB {
+	h := mysqlHandleOf(db)
+	if h == nil || h.unsafeCharset != "" || !h.cfg.InterpolateParams {
+		return nil
+	}
+	mc := h.cfg.Clone()
+	mc.MultiStatements = true
+	conn, err := mysql.NewConnector(mc)
+	if err != nil {
+		return nil
+	}
+	multi := sql.OpenDB(redactingConnector{Connector: conn, password: mc.Passwd})
+	multi.SetMaxOpenConns(16)
+	multi.SetMaxIdleConns(16)
+	return multi
+}
