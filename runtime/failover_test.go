@@ -82,8 +82,8 @@ func defaultLogLines(t *testing.T) func() []string {
 type lineHandler struct{ fn func(string) }
 
 func (h *lineHandler) Enabled(context.Context, slog.Level) bool { return true }
-func (h *lineHandler) WithAttrs([]slog.Attr) slog.Handler      { return h }
-func (h *lineHandler) WithGroup(string) slog.Handler           { return h }
+func (h *lineHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *lineHandler) WithGroup(string) slog.Handler            { return h }
 func (h *lineHandler) Handle(_ context.Context, r slog.Record) error {
 	line := r.Level.String() + " " + r.Message
 	r.Attrs(func(a slog.Attr) bool { line += " " + a.String(); return true })
