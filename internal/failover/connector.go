@@ -99,11 +99,6 @@ func newConnector(mc *mysql.Config, addrs []string, opts Options) (*Connector, e
 	for _, addr := range addrs {
 		cfg := mc.Clone()
 		cfg.Addr = addr
-		if cfg.TLS != nil && strings.Contains(cfg.TLS.ServerName, ",") {
-			// Derived by the driver from the whole list: let it derive
-			// each server's own.
-			cfg.TLS.ServerName = ""
-		}
 		conn, err := mysql.NewConnector(cfg)
 		if err != nil {
 			return nil, fmt.Errorf("server %s: %w", addr, err)

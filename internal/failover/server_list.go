@@ -42,6 +42,16 @@ func ParseServerList(mc *mysql.Config, dsn string) error {
 	if err != nil {
 		return err
 	}
+	if mc.TLS != nil {
+		// The driver named the TLS server after the whole list taken as one
+		// address (or after part of it): have it name each server after its
+		// own host (NewConnector). A name set by a registered TLS config is
+		// kept.
+		if host, _, err := net.SplitHostPort(mc.Addr); err == nil && mc.TLS.ServerName == host {
+			mc.TLS = mc.TLS.Clone()
+			mc.TLS.ServerName = ""
+		}
+	}
 	mc.Addr = strings.Join(servers, ",")
 	return nil
 }
