@@ -17,6 +17,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	_ "modernc.org/sqlite" // the embedded default database
 
+	"github.com/argo-retry/argo/internal/failover"
 	argosql "github.com/argo-retry/argo/sql"
 )
 
@@ -109,6 +110,9 @@ func OpenDB(dsn string) (*sql.DB, string, error) {
 		if mc.DBName == "" {
 			return nil, "", fmt.Errorf(`argo: DSN %q names no database: write "mysql:user:password@tcp(host:3306)/dbname"`, RedactDSN(dsn))
 		}
+		if err := failover.ParseServerList(mc, raw); err != nil { // several servers: tcp(host1:3306,host2:3306)
+			return nil, "", fmt.Errorf("argo: DSN %q: %w", RedactDSN(dsn), err)
+		}
 		_, params, _ := strings.Cut(raw[strings.LastIndex(raw, "/")+1:], "?")
 		h := &mysqlHandle{cfg: mc, unsafeCharset: unsafeConnectionCharset(mc, params)}
 		if h.unsafeCharset == "" {
@@ -123,7 +127,7 @@ func OpenDB(dsn string) (*sql.DB, string, error) {
 		} else if mc.InterpolateParams || mc.MultiStatements {
 			return nil, "", fmt.Errorf(`argo: DSN %q: %s; argo will not run with interpolateParams=true or multiStatements=true there: remove them, or use charset=utf8mb4`, RedactDSN(dsn), h.unsafeCharset)
 		}
-		conn, err := mysql.NewConnector(mc)
+		conn, err := failover.NewConnector(mc, failover.Options{}) // the driver's own for one server
 		if err != nil {
 			return nil, "", fmt.Errorf("argo: DSN %q: %s", RedactDSN(dsn), describeDSNError(err))
 		}

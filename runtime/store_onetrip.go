@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/argo-retry/argo/internal/failover"
 )
 
 // A finish is a fenced UPDATE of the task row plus, unless the attempt
@@ -51,7 +53,7 @@ func openOnetrip(db *sql.DB) *sql.DB {
 	}
 	mc := h.cfg.Clone()
 	mc.MultiStatements = true
-	conn, err := mysql.NewConnector(mc)
+	conn, err := failover.NewConnector(mc, failover.Options{})
 	if err != nil {
 		return nil
 	}
