@@ -22,9 +22,12 @@ import (
 )
 
 var (
-	flagGaleraTasks   = flag.Int("chaos.galera.tasks", 10000, "tasks the Galera chaos test submits (2000 under -short)")
-	flagGaleraClaimed = flag.Bool("chaos.galera.claimed", true, "submit every task due now rather than run at once by its submitter, so that every first attempt is claimed by some process's poller")
-	flagGaleraTimeout = flag.Duration("chaos.galera.timeout", 6*time.Minute, "give up if the Galera chaos test's tasks are not done by then")
+	flagGaleraTasks    = flag.Int("chaos.galera.tasks", 10000, "tasks the Galera chaos test submits (2000 under -short)")
+	flagGaleraClaimed  = flag.Bool("chaos.galera.claimed", true, "submit every task due now rather than run at once by its submitter, so that every first attempt is claimed by some process's poller")
+	flagGaleraFailover = flag.Bool("chaos.galera.failover", true, "give each process a DSN naming every node (its own first) rather than its own node only")
+	flagGaleraWriters  = flag.String("chaos.galera.writers", "all", `"all": each process writes through its own node (multi-writer); "one": every process lists node 1 first (single-writer)`)
+	flagGaleraOn       = flag.String("chaos.galera.on", "galera", `"galera": the cluster; "mariadb": the same workload on one database of the MariaDB server (ARGO_TEST_MYSQL_DSN), without the node kill, for comparison`)
+	flagGaleraTimeout  = flag.Duration("chaos.galera.timeout", 6*time.Minute, "give up if the Galera chaos test's tasks are not done by then")
 )
 
 // Settings of the Galera chaos test's worker processes. The instance
@@ -51,6 +54,8 @@ const (
 	galeraKilledApp  = 2
 	galeraKilledNode = 3
 	galeraNodeDown   = 10 * time.Second
+
+	galeraProcesses = 3 // one per node
 )
 
 // galeraProc is one incarnation of the worker process of one node.
@@ -72,17 +77,32 @@ type galeraProc struct {
 // successful submit), the cluster's write stall when the node died,
 // throughput, and the cluster's conflict aborts per 10,000 tasks.
 func TestChaosGalera(t *testing.T) {
-	g := testdb.GaleraCluster(t)
 	tasks := *flagGaleraTasks
 	if testing.Short() {
 		tasks = min(tasks, 2000)
 	}
-	gdb := g.NewDatabase(t)
+	// g and gdb stay nil in a comparison run on MariaDB (-chaos.galera.on).
+	var g *testdb.Galera
+	var gdb *testdb.GaleraDatabase
+	var steadyDSN string
+	switch *flagGaleraOn {
+	case "galera":
+		g = testdb.GaleraCluster(t)
+		if g.Nodes() != galeraProcesses {
+			t.Fatalf("the cluster has %d nodes, this test wants %d", g.Nodes(), galeraProcesses)
+		}
+		gdb = g.NewDatabase(t)
+		steadyDSN = gdb.DSN(testdb.SteadyNode)
+	case "mariadb":
+		steadyDSN = testdb.MySQLDSN(t)
+	default:
+		t.Fatalf(`-chaos.galera.on=%q: want "galera" or "mariadb"`, *flagGaleraOn)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), *flagGaleraTimeout+2*time.Minute)
 	defer cancel()
 
 	// The schema, through the steady node; the test reads through it too.
-	db, dialect, err := runtime.OpenDB(gdb.DSN(testdb.SteadyNode))
+	db, dialect, err := runtime.OpenDB(steadyDSN)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,8 +116,24 @@ func TestChaosGalera(t *testing.T) {
 
 	dir := t.TempDir()
 	bin := buildWorker(t, dir)
-	nodes := g.Nodes()
+	nodes := galeraProcesses
 	share := (tasks + nodes - 1) / nodes
+	workerDSN := func(node int) string {
+		if gdb == nil {
+			return steadyDSN
+		}
+		first := node
+		if *flagGaleraWriters == "one" {
+			first = testdb.SteadyNode
+		} else if *flagGaleraWriters != "all" {
+			t.Fatalf(`-chaos.galera.writers=%q: want "all" or "one"`, *flagGaleraWriters)
+		}
+		if *flagGaleraFailover {
+			return gdb.FailoverDSN(first)
+		}
+		return gdb.DSN(first)
+	}
+	t.Logf("galera chaos: worker of node 1 uses %s", runtime.RedactDSN(workerDSN(1)))
 
 	var mu sync.Mutex
 	var all []*galeraProc
@@ -114,7 +150,7 @@ func TestChaosGalera(t *testing.T) {
 			t.Fatal(err)
 		}
 		from, to := (node-1)*share, min(node*share, tasks)
-		p.cmd = exec.Command(bin, "-dsn", gdb.DSN(node), "-id", p.id,
+		p.cmd = exec.Command(bin, "-dsn", workerDSN(node), "-id", p.id,
 			"-workers", strconv.Itoa(galeraWorkerThreads), "-log", filepath.Join(dir, p.id+".log"),
 			"-lease", galeraLease.String(), "-heartbeat", galeraHeartbeat.String(),
 			"-instance-timeout", galeraInstanceTimeout.String(), "-work", galeraTaskTime.String(),
@@ -143,7 +179,10 @@ func TestChaosGalera(t *testing.T) {
 		}
 	})
 
-	conflicts := g.CountConflicts(t)
+	var conflicts *testdb.ConflictCounter
+	if g != nil {
+		conflicts = g.CountConflicts(t)
+	}
 	start := time.Now()
 	live := make([]*galeraProc, nodes+1) // by node
 	for node := 1; node <= nodes; node++ {
@@ -210,7 +249,7 @@ func TestChaosGalera(t *testing.T) {
 			t.Logf("+%s: SIGKILLed app process %s (node %d's), holding %d leases", k.at.Sub(start).Round(time.Millisecond), p.id, p.node, k.held)
 			time.Sleep(restartDelay)
 			live[galeraKilledApp] = startProc(galeraKilledApp, p.incarnated+1)
-		case appKilled && !nodeKilled && succeeded >= int(galeraNodeKillAt*float64(tasks)):
+		case g != nil && appKilled && !nodeKilled && succeeded >= int(galeraNodeKillAt*float64(tasks)):
 			nodeKilled, nodeUp = true, false
 			conflicts.Sample() // the node's counters die with it
 			probe = startStallProbe(ctx, db)
@@ -226,11 +265,9 @@ func TestChaosGalera(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	elapsed := time.Since(start)
-	if !nodeKilled {
-		t.Fatalf("all %d tasks succeeded in %s before the node was killed: too short a run to test anything", tasks, elapsed.Round(time.Millisecond))
+	if g != nil && !nodeKilled || !appKilled {
+		t.Fatalf("all %d tasks succeeded in %s before the faults: too short a run to test anything", tasks, elapsed.Round(time.Millisecond))
 	}
-	stall := probe.stop()
-	conflicts.Sample()
 
 	for node := 1; node <= nodes; node++ {
 		live[node].cmd.Process.Signal(syscall.SIGTERM)
@@ -256,14 +293,30 @@ func TestChaosGalera(t *testing.T) {
 	if *flagGaleraClaimed {
 		how = "each claimed by some process's poller"
 	}
+	writers := "every process writes through its own node"
+	if *flagGaleraWriters == "one" {
+		writers = fmt.Sprintf("every process writes through node %d", testdb.SteadyNode)
+	}
+	if *flagGaleraFailover {
+		writers += ", then the next node of its DSN's list when that one fails"
+	} else {
+		writers += " only"
+	}
+	if g == nil {
+		writers = "every process writes to one MariaDB server, no node is killed (a comparison run)"
+	}
+	t.Logf("galera chaos: %s", writers)
 	t.Logf("galera chaos: %d tasks (20%% failing once; first attempts %s), %d processes × %d workers, one per node; %s, %.0f tasks/s (%.0f tasks/s before the first fault)",
 		tasks, how, nodes, galeraWorkerThreads, elapsed.Round(time.Millisecond), float64(tasks)/elapsed.Seconds(),
 		float64(succeededAtFirstFault)/firstFault.Sub(start).Seconds())
-	killStall, killFailed := stall.longest(nodeKillAt, nodeKillAt.Add(galeraNodeDown))
-	rejoinStall, rejoinFailed := stall.longest(nodeBackAt.Add(-rejoin), time.Now())
-	t.Logf("galera chaos: node %d down %s from +%s, rejoined (recovery, IST, Synced) in %s; longest write through node %d (one every %s): %s after the kill (%d failed), %s during and after the rejoin (%d failed)",
-		galeraKilledNode, nodeBackAt.Sub(nodeKillAt).Round(time.Millisecond), nodeKillAt.Sub(start).Round(time.Millisecond), rejoin.Round(time.Millisecond),
-		testdb.SteadyNode, probeEvery, killStall.Round(time.Millisecond), killFailed, rejoinStall.Round(time.Millisecond), rejoinFailed)
+	if g != nil {
+		stall := probe.stop()
+		killStall, killFailed := stall.longest(nodeKillAt, nodeKillAt.Add(galeraNodeDown))
+		rejoinStall, rejoinFailed := stall.longest(nodeBackAt.Add(-rejoin), time.Now())
+		t.Logf("galera chaos: node %d down %s from +%s, rejoined (recovery, IST, Synced) in %s; longest write through node %d (one every %s): %s after the kill (%d failed), %s during and after the rejoin (%d failed)",
+			galeraKilledNode, nodeBackAt.Sub(nodeKillAt).Round(time.Millisecond), nodeKillAt.Sub(start).Round(time.Millisecond), rejoin.Round(time.Millisecond),
+			testdb.SteadyNode, probeEvery, killStall.Round(time.Millisecond), killFailed, rejoinStall.Round(time.Millisecond), rejoinFailed)
+	}
 	for node := 1; node <= nodes; node++ {
 		var errs []string
 		total := 0
@@ -275,20 +328,28 @@ func TestChaosGalera(t *testing.T) {
 		}
 		gap := subs.longestGap(node)
 		what := ""
-		switch node {
-		case galeraKilledNode:
+		switch {
+		case g != nil && node == galeraKilledNode:
 			what = " (its node was killed)"
-		case galeraKilledApp:
+		case node == galeraKilledApp:
 			what = " (killed and restarted once)"
 		}
-		t.Logf("galera chaos: process of node %d%s: %d submits failed [%s]; longest time without a successful submit %s, from +%s after the node kill",
-			node, what, total, strings.Join(errs, ", "), gap.length.Round(time.Millisecond), gap.from.Sub(nodeKillAt).Round(time.Millisecond))
+		when := ""
+		if g != nil {
+			when = fmt.Sprintf(", from +%s after the node kill", gap.from.Sub(nodeKillAt).Round(time.Millisecond))
+		}
+		t.Logf("galera chaos: process of node %d%s: %d submits failed [%s]; longest time without a successful submit %s%s",
+			node, what, total, strings.Join(errs, ", "), gap.length.Round(time.Millisecond), when)
 	}
 	rescued := 0
 	for _, v := range r.rescued {
 		rescued += len(v)
 	}
 	t.Logf("galera chaos: %d attempts started, %d rescued after their lease expired (%d of instances not killed)", r.started, rescued, r.liveRescues)
+	if g == nil {
+		return
+	}
+	conflicts.Sample()
 	per := func(n int64) float64 { return float64(n) * 10000 / float64(tasks) }
 	t.Logf("galera chaos: conflicts: %d brute-force aborts, %d certification failures (%.0f and %.0f per 10,000 tasks)",
 		conflicts.BFAborts, conflicts.CertFailures, per(conflicts.BFAborts), per(conflicts.CertFailures))

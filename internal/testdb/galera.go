@@ -136,6 +136,28 @@ func (d *GaleraDatabase) DSN(node int) string { return d.dsns[node-1] }
 // DSNs returns the "mysql:" DSNs of the database through every node, node 1 first.
 func (d *GaleraDatabase) DSNs() []string { return append([]string(nil), d.dsns...) }
 
+// FailoverDSN returns the "mysql:" DSN of the database naming every node,
+// first then the others in order (tcp(h1:p1,h2:p2,h3:p3)): argo's failover
+// connector sends work to first while it is usable, to the next usable
+// node in the list otherwise, and back to first once it has returned.
+func (d *GaleraDatabase) FailoverDSN(first int) string {
+	var addrs []string
+	var cfg *mysql.Config
+	for i := range d.dsns {
+		node := (first-1+i)%len(d.dsns) + 1
+		c, err := mysql.ParseDSN(strings.TrimPrefix(d.dsns[node-1], "mysql:"))
+		if err != nil {
+			panic(err) // made by NewDatabase from a DSN that parsed
+		}
+		if cfg == nil {
+			cfg = c
+		}
+		addrs = append(addrs, c.Addr)
+	}
+	cfg.Addr = strings.Join(addrs, ",")
+	return "mysql:" + cfg.FormatDSN()
+}
+
 // NewDatabase creates a fresh database through the SteadyNode, waits until
 // every node has it (DefaultGaleraVisibleTimeout), and drops it when the
 // test ends.
