@@ -52,16 +52,10 @@ func mustInsert(t *testing.T, s *storage.Store, tasks ...*Task) {
 }
 
 func TestStoreConformance(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, backendDSN string) {
+	forEachConformanceBackend(t, func(t *testing.T, backend testdb.Backend) {
 		// Each subtest gets its own database.
 		var dsn string
-		fresh := func(t *testing.T) {
-			if strings.HasPrefix(backendDSN, "mysql:") {
-				dsn = testdb.MySQLDSN(t)
-			} else {
-				dsn = testdb.SQLiteDSN(t)
-			}
-		}
+		fresh := func(t *testing.T) { dsn = backend.FreshDSN(t) }
 		t.Run("InsertGetRoundTrip", func(t *testing.T) {
 			fresh(t)
 			s := openTestStore(t, dsn)
