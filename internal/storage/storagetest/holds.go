@@ -170,12 +170,12 @@ func holdsDead(t *testing.T, e Engine) {
 		heldBy("crashed-a", retrying, now+60_000),
 		heldBy("crashed-a", retrying, now+90_000),
 		heldBy("crashed-b", retrying, now+30_000),
-		heldBy("alive", retrying, now+120_000),     // a live instance's hold
-		heldBy("crashed-c", retrying, now-1000),    // hold already run out
-		heldBy("crashed-d", running, now+200_000),  // a running attempt, not a hold
+		heldBy("alive", retrying, now+120_000),      // a live instance's hold
+		heldBy("crashed-c", retrying, now-1000),     // hold already run out
+		heldBy("crashed-d", running, now+200_000),   // a running attempt, not a hold
 		heldBy("crashed-e", succeeded, now+200_000), // finished
-		heldBy("restarted", retrying, now+10_000),  // this instance's previous run
-		heldBy("stale", retrying, now+20_000),      // an instance whose heartbeat stopped
+		heldBy("restarted", retrying, now+10_000),   // this instance's previous run
+		heldBy("stale", retrying, now+20_000),       // an instance whose heartbeat stopped
 	)
 	for id, beat := range map[string]Millis{"alive": now, "restarted": now, "stale": cutoff - 1} {
 		if err := s.RecordHeartbeat(ctx, id, []string{"held-elsewhere"}, beat); err != nil {

@@ -134,7 +134,7 @@ func inspectorStats(t *testing.T, e Engine) {
 		{TaskPK: okRow.ID, Attempt: 1, Kind: "attempt", Outcome: outcomeFailed, FinishedAt: ms(-7 * time.Minute)},
 		{TaskPK: deadRow.ID, Attempt: 1, Kind: "attempt", Outcome: outcomeFailed, FinishedAt: ms(-21 * time.Minute)},
 		{TaskPK: deadRow.ID, Attempt: 1, Kind: "fallback", Outcome: outcomeFailed, FinishedAt: ms(-20 * time.Minute)}, // not an attempt
-		{TaskPK: oldDead.ID, Attempt: 1, Kind: "attempt", Outcome: outcomeFailed, FinishedAt: ms(-2 * time.Hour)},    // outside
+		{TaskPK: oldDead.ID, Attempt: 1, Kind: "attempt", Outcome: outcomeFailed, FinishedAt: ms(-2 * time.Hour)},     // outside
 	} {
 		if err := s.InsertAttempt(ctx, s.DB(), &a); err != nil {
 			t.Fatal(err)
