@@ -17,6 +17,7 @@ func claimCases() []testCase {
 	return []testCase{
 		{"DueOrderLimitShards", claimDueOrderLimitShards},
 		{"ScopesAndDueBy", claimScopesAndDueBy},
+		{"HeldRetriesDoNotCrowdOut", claimHeldDoNotCrowdOut},
 		{"RacingClaimersWinEachRowOnce", claimRacing},
 		{"FenceSkipsRowChangedSinceRead", claimFence},
 		{"ByIDTakesOnlyClaimableRows", claimByIDOnlyClaimable},
@@ -102,6 +103,22 @@ func claimScopesAndDueBy(t *testing.T, e Engine) {
 	}
 	if row := get(t, s, late.ID); row.State != pending {
 		t.Fatalf("a row due after due-by was claimed: %+v", row)
+	}
+}
+
+// Held retries due before a claimable row do not crowd it out of a claim
+// whose limit they would fill: the claim passes over them and takes it.
+func claimHeldDoNotCrowdOut(t *testing.T, e Engine) {
+	s := e.Open(t)
+	ctx := ctxFor(t)
+	for due := range Millis(3) {
+		insert(t, s, leasedTask("c", retrying, 1+due, 0, "holder", 1, 9000))
+	}
+	free := newTask("c", pending, 10, 0)
+	insert(t, s, free)
+	got, err := s.ClaimDue(ctx, "me", 100, 5000, 2, []string{"c"}, nil)
+	if err != nil || !slices.Equal(idsOf(got), []int64{free.ID}) {
+		t.Fatalf("claim of 2 = %v, %v; want the claimable row %d past the 3 held retries due before it", idsOf(got), err, free.ID)
 	}
 }
 

@@ -332,7 +332,7 @@ func dataErrorDegrades(t *testing.T, e Engine) {
 	start := time.Now()
 	err = s.Finish(ctx, failure(dc, retrying, 50, long), 30)
 	if !errors.Is(err, storage.ErrDataRefused) {
-		t.Fatalf("finish into a 10-byte column: %v, want storage.ErrDataRefused", err)
+		t.Fatalf("finish into a 10-character column: %v, want storage.ErrDataRefused", err)
 	}
 	if took := time.Since(start); took > 5*time.Second {
 		t.Fatalf("the refused finish took %s", took)

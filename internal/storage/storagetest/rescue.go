@@ -93,8 +93,8 @@ func rescueLosesToRenewal(t *testing.T, e Engine) {
 }
 
 // ExtendLeases renews only leases the owner still holds for that attempt:
-// a lease of another owner, of an earlier attempt, a rescued row and a
-// finished row are reported lost and left as they are; a lease renewed to
+// a lease of another owner, of an earlier attempt, a rescued row, a
+// finished row and the owner's own held retry are reported lost and left as they are; a lease renewed to
 // the same time already is still held.
 func rescueRenewalFence(t *testing.T, e Engine) {
 	s := e.Open(t)
@@ -107,9 +107,10 @@ func rescueRenewalFence(t *testing.T, e Engine) {
 	finished := newTask("r", succeeded, 1, 0)
 	finished.ExecuteTimes = 1
 	same := leasedTask("r", running, 1, 0, "me", 1, 300)
-	insert(t, s, mine, fallback, theirs, nextAttempt, rescued, finished, same)
+	held := leasedTask("r", retrying, 1, 0, "me", 1, 100) // a hold is no lease to renew
+	insert(t, s, mine, fallback, theirs, nextAttempt, rescued, finished, same, held)
 	keys := []storage.LeaseKey{{ID: mine.ID, Attempt: 1}, {ID: fallback.ID, Attempt: 3}, {ID: theirs.ID, Attempt: 1},
-		{ID: nextAttempt.ID, Attempt: 1}, {ID: rescued.ID, Attempt: 1}, {ID: finished.ID, Attempt: 1}, {ID: same.ID, Attempt: 1}}
+		{ID: nextAttempt.ID, Attempt: 1}, {ID: rescued.ID, Attempt: 1}, {ID: finished.ID, Attempt: 1}, {ID: same.ID, Attempt: 1}, {ID: held.ID, Attempt: 1}}
 	before := map[int64]storage.Task{}
 	for _, k := range keys {
 		before[k.ID] = *get(t, s, k.ID)
@@ -118,7 +119,7 @@ func rescueRenewalFence(t *testing.T, e Engine) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []storage.LeaseKey{{ID: theirs.ID, Attempt: 1}, {ID: nextAttempt.ID, Attempt: 1}, {ID: rescued.ID, Attempt: 1}, {ID: finished.ID, Attempt: 1}}
+	want := []storage.LeaseKey{{ID: theirs.ID, Attempt: 1}, {ID: nextAttempt.ID, Attempt: 1}, {ID: rescued.ID, Attempt: 1}, {ID: finished.ID, Attempt: 1}, {ID: held.ID, Attempt: 1}}
 	if !slices.Equal(lost, want) {
 		t.Fatalf("lost %v, want %v", lost, want)
 	}
