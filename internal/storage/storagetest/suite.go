@@ -6,10 +6,15 @@
 // and data an engine refuses is degraded or refused with a clear error,
 // never stored altered.
 //
-// Each driver package runs it from a test file (Run), with an Engine that
-// opens a Store on a fresh database of its engine. The cases are in one file
-// per area: insert.go, claim.go, finish.go, holds.go, rescue.go, purge.go,
-// instances.go, inspector.go, data.go.
+// Each driver package runs it from a test file (TestConformance in
+// sqlitedriver/conformance_test.go and mysqldriver/conformance_test.go): Run
+// with an Engine that opens a Store on a fresh database of its engine, once
+// per write path the driver has. A third engine's driver does the same. The
+// cases are in one file per area: insert.go, claim.go, finish.go, holds.go,
+// rescue.go, purge.go, instances.go, inspector.go, data.go. Each case gets
+// a database of its own, asserts on what the database holds afterwards (not
+// only on what a call returned), and takes ids from what the database
+// handed out (a Galera cluster hands out 1, 4, 7).
 package storagetest
 
 import (
