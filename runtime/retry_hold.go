@@ -238,7 +238,7 @@ func (rt *Runtime) startHeldBatch(batch []*heldRetry, now time.Time) {
 	started, err := rt.store.StartHeld(ctx, rt.cfg.InstanceID, starts, leaseUntil, toMillis(now))
 	if err != nil && !rt.store.OutcomeKnown(err) {
 		// The start may have landed (its rows now running, leased by this
-		// instance): find out per row before acting (store_resolve.go).
+		// instance): find out per row before acting (internal/storage/resolve.go).
 		started, err = rt.store.ResolveHeldStart(ctx, rt.cfg.InstanceID, starts, leaseUntil, toMillis(now))
 	}
 	cancel()
