@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"database/sql/driver"
+	"io"
 	"regexp"
 	"strings"
 
@@ -177,4 +178,13 @@ type redactingConnector struct {
 func (c redactingConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	conn, err := c.Connector.Connect(ctx)
 	return conn, hideSecret(err, c.password)
+}
+
+// Close closes the wrapped connector if it holds anything (a failover
+// connector's health checks); sql.DB.Close calls it.
+func (c redactingConnector) Close() error {
+	if closer, ok := c.Connector.(io.Closer); ok {
+		return closer.Close()
+	}
+	return nil
 }

@@ -3,7 +3,7 @@ package runtime
 import (
 	"database/sql"
 
-	"github.com/go-sql-driver/mysql"
+	"github.com/argo-retry/argo/internal/failover"
 )
 
 // openOnetrip opens the multi-statement pool of a MySQL handle from OpenDB
@@ -17,7 +17,7 @@ func openOnetrip(db *sql.DB) *sql.DB {
 	}
 	mc := h.cfg.Clone()
 	mc.MultiStatements = true
-	conn, err := mysql.NewConnector(mc)
+	conn, err := failover.NewConnector(mc, failover.Options{})
 	if err != nil {
 		return nil
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/argo-retry/argo/internal/failover"
 	"github.com/argo-retry/argo/internal/storage"
 	"github.com/argo-retry/argo/internal/storage/mysqldriver"
 	"github.com/argo-retry/argo/internal/storage/sqlitedriver"
@@ -82,6 +83,9 @@ func OpenDB(dsn string) (*sql.DB, string, error) {
 		if mc.DBName == "" {
 			return nil, "", fmt.Errorf(`argo: DSN %q names no database: write "mysql:user:password@tcp(host:3306)/dbname"`, RedactDSN(dsn))
 		}
+		if err := failover.ParseServerList(mc, raw); err != nil { // several servers: tcp(host1:3306,host2:3306)
+			return nil, "", fmt.Errorf("argo: DSN %q: %w", RedactDSN(dsn), err)
+		}
 		_, params, _ := strings.Cut(raw[strings.LastIndex(raw, "/")+1:], "?")
 		h := &mysqlHandle{cfg: mc, unsafeCharset: unsafeConnectionCharset(mc, params)}
 		if h.unsafeCharset == "" {
@@ -96,7 +100,7 @@ func OpenDB(dsn string) (*sql.DB, string, error) {
 		} else if mc.InterpolateParams || mc.MultiStatements {
 			return nil, "", fmt.Errorf(`argo: DSN %q: %s; argo will not run with interpolateParams=true or multiStatements=true there: remove them, or use charset=utf8mb4`, RedactDSN(dsn), h.unsafeCharset)
 		}
-		conn, err := mysql.NewConnector(mc)
+		conn, err := failover.NewConnector(mc, failover.Options{}) // the driver's own for one server
 		if err != nil {
 			return nil, "", fmt.Errorf("argo: DSN %q: %s", RedactDSN(dsn), describeDSNError(err))
 		}

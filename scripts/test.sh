@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # scripts/test.sh — the project's single test command (`make test`).
 #
-# Phases, in order, stopping at the first failure (the MariaDB server is
-# started just before the tests):
+# Phases, in order, stopping at the first failure (the MariaDB server and
+# the Galera cluster are started just before the tests):
 #   1. gofmt      `gofmt -l .` must print nothing
 #   2. vet        go vet ./...
 #   3. generate   go generate ./... must not change any file
@@ -18,8 +18,22 @@
 #     ARGO_TEST_MYSQL_START / _STOP / _KILL / _ADMIN are exported too, for
 #     tests that take the server down and bring it back.
 #
+# Galera: tests that need a cluster (the storage conformance suite's
+# "galera" backend, the cluster chaos test) get it through
+# ARGO_TEST_GALERA_DSNS, the 3 nodes' DSNs (same form), comma-separated.
+#   - If ARGO_TEST_GALERA_DSNS is set, that cluster is used as is.
+#   - Otherwise a throwaway 3-node MariaDB Galera cluster is started on
+#     127.0.0.1 with its data in a temp dir, and removed on exit
+#     (scripts/galera.sh). galera-4 and rsync are installed with apt-get if
+#     missing and we are root. ARGO_TEST_GALERA_KILL_NODE / _START_NODE /
+#     _LOCK are exported too, for the tests that kill a node.
+#   - Without root and without Galera installed, no cluster is started: the
+#     tests that need one say how to get one and are skipped (under CI,
+#     CI=true, they fail).
+#
 # Environment knobs:
 #   ARGO_TEST_MYSQL_DSN   use this server instead of starting one
+#   ARGO_TEST_GALERA_DSNS use this cluster instead of starting one
 #   GO_TEST_FLAGS         extra flags for go test, e.g. "-run TestFoo -v"
 #   GO_TEST_PKGS          packages to test (default ./...)
 set -euo pipefail
@@ -27,6 +41,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$(pwd)
 MARIADB_SH="$ROOT/scripts/mariadb.sh"
+GALERA_SH="$ROOT/scripts/galera.sh"
 # For testdb.NewMySQLServer, which starts private servers with it.
 export ARGO_TEST_MARIADB_SH="$MARIADB_SH"
 
@@ -76,13 +91,20 @@ summary() {
 
 # ---------------------------------------------------------------- cleanup
 
-DB_DIR=""  # temp dir of the server we started, if any
+DB_DIR=""      # temp dir of the server we started, if any
+GALERA_DIR=""  # temp dir of the cluster we started, if any
 
 cleanup() {
 	local rc=$?
 	trap - EXIT INT TERM
 	if [[ -n "$PHASE" ]]; then
 		if ((rc >= 128)); then phase_end INTERRUPTED; else phase_end FAILED; fi
+	fi
+	if [[ -n "$GALERA_DIR" ]]; then
+		echo
+		echo "==> stopping the Galera cluster ($GALERA_DIR)"
+		bash "$GALERA_SH" stop "$GALERA_DIR/cluster" || true
+		rm -rf "$GALERA_DIR" || true
 	fi
 	if [[ -n "$DB_DIR" ]]; then
 		echo
@@ -177,6 +199,32 @@ free_port() {
 	return 1
 }
 
+# free_ports N — print a port P such that P..P+N-1 are all free on
+# 127.0.0.1 (below the ephemeral range, as free_port).
+free_ports() {
+	local base i busy
+	for _ in $(seq 1 200); do
+		base=$((13000 + RANDOM % 19000))
+		busy=""
+		for ((i = 0; i < $1; i++)); do
+			if (exec 3<>"/dev/tcp/127.0.0.1/$((base + i))") 2>/dev/null; then
+				busy=1
+				break
+			fi
+		done
+		if [[ -z "$busy" ]]; then
+			echo "$base"
+			return 0
+		fi
+	done
+	return 1
+}
+
+have_galera() {
+	have_mariadb_tools && command -v rsync >/dev/null 2>&1 &&
+		{ [[ -f /usr/lib/galera/libgalera_smm.so ]] || [[ -f /usr/lib/libgalera_smm.so ]]; }
+}
+
 # ------------------------------------------------------------- checks
 
 phase_begin "gofmt"
@@ -252,6 +300,47 @@ else
 	eval "$("$MARIADB_SH" env "$DB_DIR/server")"
 	echo "ARGO_TEST_MYSQL_DSN=$ARGO_TEST_MYSQL_DSN"
 	phase_end
+fi
+
+if [[ -n "${ARGO_TEST_GALERA_DSNS:-}" ]]; then
+	echo "==> using the Galera cluster from ARGO_TEST_GALERA_DSNS"
+else
+	phase_begin "start Galera cluster"
+	if ! have_galera; then
+		if is_root; then
+			echo "Galera not found; installing galera-4, rsync and mariadb-server with apt-get"
+			apt_install galera-4 rsync mariadb-server mariadb-client || fail "apt-get install of galera-4 failed"
+		elif [[ -n "${CI:-}" ]]; then
+			fail "Galera not found (need galera-4, rsync, mariadb-server) and not root to install it: under CI the cluster tests must run"
+		else
+			echo "note: Galera not found (need galera-4, rsync, mariadb-server) and not root: no cluster started."
+			echo "  The tests that need one are skipped (they fail under CI). To run them:"
+			echo "    sudo apt-get install galera-4 rsync mariadb-server"
+		fi
+	fi
+	if have_galera; then
+		GALERA_DIR=$(mktemp -d "${TMPDIR:-/tmp}/argo-galera.XXXXXX")
+		# The nodes run as the mysql user when we are root: it must reach the dir.
+		chmod 0755 "$GALERA_DIR"
+		started=""
+		for attempt in 1 2 3; do
+			# Node N uses base+10*(N-1) .. +3: 30 ports cover the three.
+			base=$(free_ports 30) || fail "no 30 free TCP ports found on 127.0.0.1"
+			if bash "$GALERA_SH" start "$GALERA_DIR/cluster" "$base"; then
+				started=1
+				break
+			fi
+			echo "Galera start on ports $base+ failed (attempt $attempt)" >&2
+			bash "$GALERA_SH" stop "$GALERA_DIR/cluster" || true
+			rm -rf "$GALERA_DIR/cluster"
+		done
+		[[ -n "$started" ]] || fail "could not start the Galera cluster"
+		eval "$(bash "$GALERA_SH" env "$GALERA_DIR/cluster")"
+		echo "ARGO_TEST_GALERA_DSNS=$ARGO_TEST_GALERA_DSNS"
+		phase_end
+	else
+		phase_end "skipped (no Galera)"
+	fi
 fi
 
 phase_begin "go test -race"

@@ -65,7 +65,7 @@ func MySQLDSN(t testing.TB) string {
 
 // Backend is one database a table-driven suite runs against.
 type Backend struct {
-	Name string // "sqlite" or "mysql"
+	Name string // "sqlite", "mysql" or "galera" (ConformanceBackends only)
 	DSN  string // with its driver prefix, as from SQLiteDSN or MySQLDSN
 }
 
@@ -125,8 +125,19 @@ func adminDB(serverDSN string) (*sql.DB, *mysql.Config, error) {
 }
 
 // newDatabase creates a fresh database on the server and returns its
-// "mysql:" DSN; the database is dropped when t ends.
+// "mysql:" DSN, handing out ids in steps (see IDStep); the database is
+// dropped when t ends.
 func newDatabase(t testing.TB, serverDSN string) string {
+	t.Helper()
+	cfg := createDatabase(t, serverDSN)
+	steppedIDs(cfg)
+	return "mysql:" + cfg.FormatDSN()
+}
+
+// createDatabase creates an empty database argo_t_<random> on the server,
+// drops it when t ends, and returns the server DSN's config with that
+// database name.
+func createDatabase(t testing.TB, serverDSN string) *mysql.Config {
 	t.Helper()
 	db, cfg, err := adminDB(serverDSN)
 	if err != nil {
@@ -151,8 +162,7 @@ func newDatabase(t testing.TB, serverDSN string) string {
 
 	cfg = cfg.Clone()
 	cfg.DBName = name
-	steppedIDs(cfg)
-	return "mysql:" + cfg.FormatDSN()
+	return cfg
 }
 
 // IDStep and IDOffset are how the MySQL databases from MySQLDSN and

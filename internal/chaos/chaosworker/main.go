@@ -9,7 +9,12 @@
 //	<unix ms> <pid> <task id> <attempt> end ok|fail
 //
 // Task arguments are {"n": N}; a third of the tasks (N%3 == 0) fail
-// transiently on their first one or two attempts (see chaos.Failures).
+// transiently on their first one or two attempts (see chaos.Failures), or
+// with -fail-every K the tasks with N%K == 0 fail once.
+//
+// With -submit-to above -submit-from the process also submits the tasks N
+// in [from, to) itself, as a service's callers would (see submit.go), and
+// logs each submit to -submit-log.
 package main
 
 import (
@@ -39,6 +44,16 @@ func main() {
 	poll := flag.Duration("poll", 50*time.Millisecond, "poll interval")
 	work := flag.Duration("work", 3*time.Millisecond, "time one attempt takes")
 	shards := flag.Int("shards", 64, "shard space")
+	instanceTimeout := flag.Duration("instance-timeout", 0, "instance timeout (default 3×heartbeat)")
+	failEvery := flag.Int("fail-every", 0, "tasks with n%K == 0 fail once (default: chaos.Failures)")
+	var sub submitConfig
+	flag.IntVar(&sub.from, "submit-from", 0, "first task n this process submits")
+	flag.IntVar(&sub.to, "submit-to", 0, "task n this process stops submitting before (none when not above -submit-from)")
+	flag.StringVar(&sub.logPath, "submit-log", "", "submit log file (default <id>.submits)")
+	flag.StringVar(&sub.resume, "resume", "", "comma-separated submit logs of earlier incarnations: the tasks they logged are not submitted again")
+	flag.IntVar(&sub.backlog, "backlog", 500, "submitting waits while this many tasks are unfinished")
+	flag.DurationVar(&sub.timeout, "submit-timeout", 5*time.Second, "deadline of one submit")
+	flag.BoolVar(&sub.claimed, "claimed", false, "submit with RunAt now, so that pollers (of any process) claim every first attempt instead of the submitting process running it at once")
 	flag.Parse()
 	if *dsn == "" || *id == "" {
 		fmt.Fprintln(os.Stderr, "chaosworker: -dsn and -id are required")
@@ -47,7 +62,25 @@ func main() {
 	if *logPath == "" {
 		*logPath = *id + ".log"
 	}
-	if err := run(*dsn, *id, *logPath, *workers, *lease, *heartbeat, *poll, *work, *shards); err != nil {
+	if sub.logPath == "" {
+		sub.logPath = *id + ".submits"
+	}
+	failures := chaos.Failures
+	if *failEvery > 0 {
+		k := *failEvery
+		failures = func(n int) int {
+			if n%k == 0 {
+				return 1
+			}
+			return 0
+		}
+	}
+	cfg := runtime.Config{
+		DSN: *dsn, InstanceID: *id, Workers: *workers, PollInterval: *poll, LeaseDuration: *lease,
+		HeartbeatInterval: *heartbeat, InstanceTimeout: *instanceTimeout, Shards: *shards, ShutdownTimeout: 10 * time.Second,
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}
+	if err := run(cfg, *logPath, *work, failures, sub); err != nil {
 		fmt.Fprintln(os.Stderr, "chaosworker:", err)
 		os.Exit(1)
 	}
@@ -70,7 +103,7 @@ func (l *attemptLog) line(id int64, attempt int, what string) error {
 	return l.f.Sync()
 }
 
-func run(dsn, id, logPath string, workers int, lease, heartbeat, poll, work time.Duration, shards int) error {
+func run(cfg runtime.Config, logPath string, work time.Duration, failures func(int) int, sub submitConfig) error {
 	f, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
@@ -80,11 +113,7 @@ func run(dsn, id, logPath string, workers int, lease, heartbeat, poll, work time
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rt, err := runtime.Start(ctx, runtime.Config{
-		DSN: dsn, InstanceID: id, Workers: workers, PollInterval: poll, LeaseDuration: lease,
-		HeartbeatInterval: heartbeat, Shards: shards, ShutdownTimeout: 10 * time.Second,
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})
+	rt, err := runtime.Start(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -99,7 +128,7 @@ func run(dsn, id, logPath string, workers int, lease, heartbeat, poll, work time
 			return runtime.Undecodable(err)
 		}
 		time.Sleep(work)
-		if attempt <= chaos.Failures(a.N) {
+		if attempt <= failures(a.N) {
 			if err := alog.line(tid, attempt, "end fail"); err != nil {
 				return err
 			}
@@ -109,6 +138,14 @@ func run(dsn, id, logPath string, workers int, lease, heartbeat, poll, work time
 	}
 	if err := rt.Register(def); err != nil {
 		return err
+	}
+	if sub.to > sub.from {
+		s, err := newSubmitter(cfg.DSN, rt, def, sub)
+		if err != nil {
+			return err
+		}
+		defer s.close()
+		go s.run(ctx)
 	}
 
 	// Exit with the test that started us, should it die without stopping us.

@@ -1,4 +1,4 @@
-package runtime
+package mysqldriver_test
 
 import (
 	"context"
@@ -7,31 +7,50 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/argo-retry/argo/argotype"
 	"github.com/argo-retry/argo/internal/storage"
 	"github.com/argo-retry/argo/internal/storage/mysqldriver"
 	"github.com/argo-retry/argo/internal/testdb"
 )
 
+// sampleTask is a task row as a submit writes one.
+func sampleTask(name string, state storage.State, due storage.Millis, shard int) *storage.Task {
+	return &storage.Task{Name: name, State: state, MaxAttempts: 3, ExecuteTime: due, Parameter: `{"a":1}`, PerformanceWay: argotype.Immediate, ThreadWay: argotype.Async,
+		ShardKey: shard, GmtCreate: due, GmtModified: due}
+}
+
+func mustInsert(t *testing.T, s *storage.Store, tasks ...*storage.Task) {
+	t.Helper()
+	for _, task := range tasks {
+		if err := s.Insert(context.Background(), nil, task); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// dbx is the store's handle with sqlx's helpers.
+func dbx(s *storage.Store) *sqlx.DB { return sqlx.NewDb(s.DB(), s.Dialect()) }
+
 // On MariaDB a 10-row claim of one shard, with 40 due rows in 4 shards,
 // locks only the 10 rows it takes. The claim's statements (the plain read of
-// candidates, then claimFenceSQL per candidate, as claimMySQL and execRowwise
+// candidates, then ClaimTake per candidate, as Driver.Claim and ExecRowwise
 // send them) run on one connection with the transaction left open, and each
 // row is probed from another connection with SELECT … FOR UPDATE NOWAIT.
 // (MariaDB's INNODB_TRX.trx_rows_locked is no row count: it reports 80 for a
 // one-row UPDATE here.) For comparison the log gives the count for the
 // locking read the claim used before (SELECT … FOR UPDATE SKIP LOCKED).
 func TestClaimLocksOnlyRowsItTakes(t *testing.T) {
-	s := openTestStore(t, testdb.MySQLDSN(t))
+	s := openStore(t, testdb.MySQLDSN(t), false)
 	ctx := context.Background()
 	var all []int64
 	for i := range 40 {
-		task := sampleTask("l", StatePending, Millis(100+i), i%4)
+		task := sampleTask("l", storage.StatePending, storage.Millis(100+i), i%4)
 		mustInsert(t, s, task)
 		all = append(all, task.ID)
 	}
 	// The driver's candidate read, scoped to one name and shard.
 	candidates := mysqldriver.ClaimCandidates("((task_id IN (?) AND shard_key IN (?)))")
-	args := []any{Millis(1000), Millis(1000), "l", 3}
+	args := []any{storage.Millis(1000), storage.Millis(1000), "l", 3}
 	rowsLocked := func(lockingRead bool) int {
 		conn, err := dbx(s).Connx(ctx)
 		if err != nil {
@@ -48,7 +67,7 @@ func TestClaimLocksOnlyRowsItTakes(t *testing.T) {
 		if lockingRead {
 			q += " FOR UPDATE SKIP LOCKED"
 		}
-		var cands []*Task
+		var cands []*storage.Task
 		if err := conn.SelectContext(ctx, &cands, q, append(args, 10)...); err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +76,7 @@ func TestClaimLocksOnlyRowsItTakes(t *testing.T) {
 		}
 		if !lockingRead {
 			for _, c := range cands {
-				res, err := conn.ExecContext(ctx, s.ClaimFenceSQL(), "me", Millis(5000), Millis(1000), c.ID, c.State, c.ExecuteTimes, Millis(1000), Millis(1000))
+				res, err := conn.ExecContext(ctx, s.ClaimFenceSQL(), "me", storage.Millis(5000), storage.Millis(1000), c.ID, c.State, c.ExecuteTimes, storage.Millis(1000), storage.Millis(1000))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -97,17 +116,17 @@ func TestClaimLocksOnlyRowsItTakes(t *testing.T) {
 // argo used before (SELECT … FOR UPDATE over idx_lease at REPEATABLE READ)
 // blocked the same INSERT.
 func TestOpenClaimAndHeldStartDoNotBlockInserts(t *testing.T) {
-	s := openTestStore(t, testdb.MySQLDSN(t))
+	s := openStore(t, testdb.MySQLDSN(t), false)
 	ctx := context.Background()
-	var due, running, held []*Task
+	var due, running, held []*storage.Task
 	for i := range 40 {
-		task := sampleTask("i", StatePending, Millis(100+i), i%4)
+		task := sampleTask("i", storage.StatePending, storage.Millis(100+i), i%4)
 		switch i % 4 {
 		case 1:
-			task.State, task.ExecuteTimes, task.LeaseOwner, task.LeaseUntil = StateRunning, 1, "me", Millis(4000+i)
+			task.State, task.ExecuteTimes, task.LeaseOwner, task.LeaseUntil = storage.StateRunning, 1, "me", storage.Millis(4000+i)
 			running = append(running, task)
 		case 2:
-			task.State, task.ExecuteTimes, task.LeaseOwner, task.LeaseUntil = StateRetrying, 1, "me", Millis(5000+i)
+			task.State, task.ExecuteTimes, task.LeaseOwner, task.LeaseUntil = storage.StateRetrying, 1, "me", storage.Millis(5000+i)
 			held = append(held, task)
 		default:
 			due = append(due, task)
@@ -129,11 +148,11 @@ func TestOpenClaimAndHeldStartDoNotBlockInserts(t *testing.T) {
 		if _, err := conn.ExecContext(ctx, "SET SESSION innodb_lock_wait_timeout = 1"); err != nil {
 			t.Fatal(err)
 		}
-		pending := sampleTask("i", StatePending, 150, 1)
-		leased := sampleTask("i", StateRunning, 150, 1)
+		pending := sampleTask("i", storage.StatePending, 150, 1)
+		leased := sampleTask("i", storage.StateRunning, 150, 1)
 		leased.ExecuteTimes, leased.LeaseOwner, leased.LeaseUntil = 1, "you", 4999
 		blocked := false
-		for _, task := range []*Task{pending, leased} {
+		for _, task := range []*storage.Task{pending, leased} {
 			_, err := conn.ExecContext(ctx, s.Driver().SQL().InsertTask, append(storage.InsertArgs(task), storage.NewSubmitToken())...)
 			switch {
 			case err == nil:
@@ -183,12 +202,12 @@ func TestOpenClaimAndHeldStartDoNotBlockInserts(t *testing.T) {
 	// After: the claim's and the held start's statements, as execRowwise runs them.
 	conn := open("READ COMMITTED", func(conn *sqlx.Conn) {
 		for _, c := range due {
-			if _, err := conn.ExecContext(ctx, s.ClaimFenceSQL(), "me", Millis(9000), Millis(1000), c.ID, c.State, c.ExecuteTimes, Millis(1000), Millis(1000)); err != nil {
+			if _, err := conn.ExecContext(ctx, s.ClaimFenceSQL(), "me", storage.Millis(9000), storage.Millis(1000), c.ID, c.State, c.ExecuteTimes, storage.Millis(1000), storage.Millis(1000)); err != nil {
 				t.Fatal(err)
 			}
 		}
 		for _, h := range held {
-			if _, err := conn.ExecContext(ctx, s.HeldStartSQL(), Millis(9000), Millis(1000), h.ID, h.ShardKey, "me", h.ExecuteTimes, h.LeaseUntil); err != nil {
+			if _, err := conn.ExecContext(ctx, s.HeldStartSQL(), storage.Millis(9000), storage.Millis(1000), h.ID, h.ShardKey, "me", h.ExecuteTimes, h.LeaseUntil); err != nil {
 				t.Fatal(err)
 			}
 		}

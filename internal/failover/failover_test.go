@@ -1,0 +1,232 @@
+package failover
+
+import (
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestFailoverAndBack: connections go to the first listed server; when it
+// is killed, to the second (pooled connections to the first leave the
+// pool); the first, restarted, is used again when the second is killed —
+// with the same handle, no restart.
+func TestFailoverAndBack(t *testing.T) {
+	srv := startServers(t, 2)
+	opts := testOptions(t)
+	logs := recordLogs(t, &opts)
+	db, fc := openList(t, listDSN(t, srv, ""), opts)
+	db.SetMaxIdleConns(8)
+	ctx := ctxT(t, 2*time.Minute)
+
+	onAll := func(want string) func() bool {
+		return func() bool {
+			for i := 0; i < 16; i++ {
+				port, err := portOf(ctx, db)
+				if err != nil || port != want {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	if port, err := portOf(ctx, db); err != nil || port != portOfServer(t, srv[0]) {
+		t.Fatalf("first query on port %s (%v), want the first server %s", port, err, portOfServer(t, srv[0]))
+	}
+	srv[0].Kill(t)
+	waitFor(t, 30*time.Second, "queries to run on the second server", onAll(portOfServer(t, srv[1])))
+	if fc.Current() != addrOf(t, srv[1]) {
+		t.Errorf("Current() = %s, want %s", fc.Current(), addrOf(t, srv[1]))
+	}
+	srv[0].Start(t)
+	waitFor(t, 30*time.Second, "the restarted server to be seen usable", func() bool { return fc.servers[0].usable() })
+	srv[1].Kill(t)
+	waitFor(t, 30*time.Second, "queries to run on the restarted first server", onAll(portOfServer(t, srv[0])))
+
+	var failovers int
+	for _, l := range logs() {
+		if strings.Contains(l, "argo: database failover") {
+			failovers++
+		}
+	}
+	if failovers < 2 {
+		t.Errorf("%d failovers logged, want 2", failovers)
+	}
+}
+
+// TestStaysOnCurrentServer: after a failover the connector keeps the
+// server it moved to while that one stays usable, even once the first
+// listed server is back (with failback off): no flapping.
+func TestStaysOnCurrentServer(t *testing.T) {
+	srv := startServers(t, 2)
+	db, fc := openList(t, listDSN(t, srv, ""), testOptions(t))
+	ctx := ctxT(t, 2*time.Minute)
+	if _, err := portOf(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	srv[0].Stop(t)
+	waitFor(t, 30*time.Second, "the second server to be current", func() bool {
+		portOf(ctx, db)
+		return fc.Current() == addrOf(t, srv[1])
+	})
+	srv[0].Start(t)
+	waitFor(t, 30*time.Second, "the first server to be seen usable", func() bool { return fc.servers[0].usable() })
+	for i := 0; i < 50; i++ {
+		conn, err := db.Conn(ctx) // a new connection each time the pool has none idle
+		if err != nil {
+			t.Fatal(err)
+		}
+		port, err := portOf(ctx, conn)
+		conn.Raw(func(any) error { return driver.ErrBadConn }) // not pooled: the next is new
+		conn.Close()
+		if err != nil || port != portOfServer(t, srv[1]) {
+			t.Fatalf("connection %d after the first server came back: port %s (%v), want the current server's %s", i, port, err, portOfServer(t, srv[1]))
+		}
+	}
+}
+
+// TestFailsBackToFirstListed: a server listed before the current one that
+// has stayed usable for FailbackAfter becomes current again, and pooled
+// connections to the other leave the pool.
+func TestFailsBackToFirstListed(t *testing.T) {
+	srv := startServers(t, 2)
+	opts := testOptions(t)
+	opts.FailbackAfter = 500 * time.Millisecond
+	db, fc := openList(t, listDSN(t, srv, ""), opts)
+	db.SetMaxIdleConns(4)
+	ctx := ctxT(t, 2*time.Minute)
+	if _, err := portOf(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	srv[0].Stop(t)
+	waitFor(t, 30*time.Second, "the second server to be current", func() bool {
+		portOf(ctx, db)
+		return fc.Current() == addrOf(t, srv[1])
+	})
+	srv[0].Start(t)
+	back := time.Now()
+	waitFor(t, 30*time.Second, "queries to run on the first server again", func() bool {
+		for i := 0; i < 8; i++ {
+			if port, err := portOf(ctx, db); err != nil || port != portOfServer(t, srv[0]) {
+				return false
+			}
+		}
+		return true
+	})
+	if since := time.Since(back); since < opts.FailbackAfter {
+		t.Errorf("failed back %s after the server returned, before FailbackAfter (%s)", since, opts.FailbackAfter)
+	}
+}
+
+// TestReadOnlyServerNotUsed: a server with read_only=1 is not chosen, and
+// one made read-only while in use is left (its pooled connections too) for
+// a writable one.
+func TestReadOnlyServerNotUsed(t *testing.T) {
+	srv := startServers(t, 2)
+	adminExec(t, srv[0], "SET GLOBAL read_only = 1")
+	opts := testOptions(t)
+	logs := recordLogs(t, &opts)
+	db, _ := openList(t, listDSN(t, srv, ""), opts)
+	db.SetMaxIdleConns(4)
+	ctx := ctxT(t, 2*time.Minute)
+	if port, err := portOf(ctx, db); err != nil || port != portOfServer(t, srv[1]) {
+		t.Fatalf("first query on port %s (%v), want the writable second server %s", port, err, portOfServer(t, srv[1]))
+	}
+	if !slices.ContainsFunc(logs(), func(l string) bool {
+		return strings.Contains(l, "unusable server="+addrOf(t, srv[0])) && strings.Contains(l, "read-only (read_only=ON)")
+	}) {
+		t.Errorf("no log line says the first server is read-only: %q", logs())
+	}
+	// Make the second read-only and the first writable: the connector
+	// moves, and no pooled connection stays on the second.
+	adminExec(t, srv[0], "SET GLOBAL read_only = 0")
+	adminExec(t, srv[1], "SET GLOBAL read_only = 1")
+	waitFor(t, 30*time.Second, "every query to run on the first server", func() bool {
+		for i := 0; i < 8; i++ {
+			if port, err := portOf(ctx, db); err != nil || port != portOfServer(t, srv[0]) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// TestPooledConnectionsLeave: connections pooled on a server that stops
+// being usable are not handed out again, also those idle in the pool and
+// those held by callers when it happened.
+func TestPooledConnectionsLeave(t *testing.T) {
+	srv := startServers(t, 2)
+	opts := testOptions(t)
+	db, fc := openList(t, listDSN(t, srv, ""), opts)
+	const n = 6
+	db.SetMaxIdleConns(n)
+	ctx := ctxT(t, 2*time.Minute)
+	// n connections on the first server: half idle, half held.
+	var conns []*sql.Conn
+	for range n {
+		c, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if port, err := portOf(ctx, c); err != nil || port != portOfServer(t, srv[0]) {
+			t.Fatalf("port %s (%v), want the first server", port, err)
+		}
+		conns = append(conns, c)
+	}
+	for _, c := range conns[:n/2] {
+		c.Close()
+	}
+	adminExec(t, srv[0], "SET GLOBAL read_only = 1")
+	waitFor(t, 30*time.Second, "the second server to be current", func() bool { return fc.Current() == addrOf(t, srv[1]) })
+	for _, c := range conns[n/2:] {
+		c.Close()
+	}
+	// Take n connections at once: none may be an old one.
+	var held []*sql.Conn
+	for range n {
+		c, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+		if port, err := portOf(ctx, c); err != nil || port != portOfServer(t, srv[1]) {
+			t.Errorf("a connection after the switch runs on port %s (%v), want the second server %s", port, err, portOfServer(t, srv[1]))
+		}
+	}
+	for _, c := range held {
+		c.Close()
+	}
+}
+
+// TestNoServerUsable: with every server down a connection fails with an
+// error naming each server and why; it succeeds again once one is back,
+// without waiting for a health check.
+func TestNoServerUsable(t *testing.T) {
+	srv := startServers(t, 2)
+	opts := testOptions(t)
+	opts.CheckInterval = time.Hour // only Connect itself may find the server back
+	db, _ := openList(t, listDSN(t, srv, ""), opts)
+	ctx := ctxT(t, 2*time.Minute)
+	if _, err := portOf(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	srv[0].Stop(t)
+	srv[1].Stop(t)
+	_, err := portOf(ctx, db)
+	var nse *NoServerError
+	if !errors.As(err, &nse) {
+		t.Fatalf("with every server down: %v, want a *NoServerError", err)
+	}
+	for _, s := range srv {
+		if want := addrOf(t, s) + ": dial tcp"; !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	srv[1].Start(t)
+	if port, err := portOf(ctx, db); err != nil || port != portOfServer(t, srv[1]) {
+		t.Errorf("after the second server came back: port %s (%v)", port, err)
+	}
+}

@@ -1,0 +1,152 @@
+package failover
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// startMonitor starts the goroutine that checks the servers (once, on the
+// first Connect).
+func (c *Connector) startMonitor() {
+	go c.monitor()
+}
+
+// monitor checks every server each CheckInterval, or sooner when asked
+// (askRecheck), and moves the current server when it became unusable or a
+// preferred one has been usable for FailbackAfter. It returns when Close
+// is called, having closed its own connections.
+func (c *Connector) monitor() {
+	defer close(c.done)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-c.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	defer c.closeProbes()
+	ticker := time.NewTicker(c.opts.CheckInterval)
+	defer ticker.Stop()
+	gap := time.NewTimer(0)
+	defer gap.Stop()
+	for {
+		c.checkAll(ctx)
+		c.choose(time.Now())
+		gap.Reset(minRoundGap)
+		select {
+		case <-ctx.Done():
+			return
+		case <-gap.C:
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		case <-c.recheck:
+		}
+	}
+}
+
+// checkAll checks every server at once, each bounded by CheckTimeout.
+func (c *Connector) checkAll(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, s := range c.servers {
+		wg.Go(func() { c.checkOne(ctx, s) })
+	}
+	wg.Wait()
+}
+
+// checkOne checks s on the monitor's own connection to it (opened when
+// missing, dropped after a failure) and marks s by the outcome.
+func (c *Connector) checkOne(ctx context.Context, s *server) {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.CheckTimeout)
+	defer cancel()
+	if s.probe == nil {
+		raw, err := s.connect(ctx)
+		if err != nil {
+			if !stopping(c.stop) {
+				c.markUnusable(s, err, "")
+			}
+			return
+		}
+		dc, ok := raw.(fullConn)
+		if !ok {
+			raw.Close()
+			return
+		}
+		s.probe = dc
+	}
+	why, err := checkServer(ctx, s.probe)
+	if err != nil {
+		s.probe.Close()
+		s.probe = nil
+		if stopping(c.stop) {
+			return // cut short by Close: says nothing of the server
+		}
+		c.markUnusable(s, err, "")
+		return
+	}
+	if why != "" {
+		c.markUnusable(s, nil, why)
+		return
+	}
+	c.markUsable(s)
+}
+
+func stopping(stop chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// closeProbes closes the monitor's connections.
+func (c *Connector) closeProbes() {
+	for _, s := range c.servers {
+		if s.probe != nil {
+			s.probe.Close()
+			s.probe = nil
+		}
+	}
+}
+
+// choose moves the current server after a round of checks: off a server
+// now unusable, to the first usable one in DSN order; or back to a server
+// listed before the current one that has been usable for FailbackAfter.
+// Before the first connection there is no current server to move.
+func (c *Connector) choose(now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cur := c.current
+	if cur == nil {
+		return
+	}
+	if !cur.usable() {
+		for _, s := range c.servers {
+			if s.usable() {
+				c.current = s
+				c.log().Warn("argo: database failover", "from", cur.addr, "to", s.addr, "reason", cur.reasonNow())
+				return
+			}
+		}
+		return
+	}
+	if c.opts.FailbackAfter < 0 {
+		return
+	}
+	for _, s := range c.servers {
+		if s == cur {
+			return
+		}
+		if s.usableFor(now) >= c.opts.FailbackAfter {
+			c.current = s
+			c.log().Info("argo: database failback", "from", cur.addr, "to", s.addr, "usable_for", s.usableFor(now).Round(time.Millisecond).String())
+			return
+		}
+	}
+}

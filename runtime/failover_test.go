@@ -1,0 +1,323 @@
+package runtime
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/argo-retry/argo/internal/testdb"
+)
+
+// failoverDatabase is the database created on every server of a list.
+const failoverDatabase = "argo_failover"
+
+// listedServers starts n private MariaDB servers, creates failoverDatabase
+// with argo's schema on each, and returns them with the "mysql:" DSN naming
+// all of them in order.
+func listedServers(t *testing.T, n int) ([]*testdb.MySQLServer, []string, string) {
+	t.Helper()
+	var servers []*testdb.MySQLServer
+	var addrs []string
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for range n {
+		srv := testdb.NewMySQLServer(t)
+		mc, err := mysql.ParseDSN(srv.ServerDSN)
+		if err != nil {
+			t.Fatal(err)
+		}
+		admin, err := sql.Open("mysql", srv.ServerDSN)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = admin.ExecContext(ctx, "CREATE DATABASE "+failoverDatabase+" CHARACTER SET utf8mb4 COLLATE utf8mb4_bin")
+		admin.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		db, dialect, err := OpenDB("mysql:root@tcp(" + mc.Addr + ")/" + failoverDatabase)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Migrate(ctx, db, dialect)
+		db.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		servers = append(servers, srv)
+		addrs = append(addrs, mc.Addr)
+	}
+	return servers, addrs, "mysql:root@tcp(" + strings.Join(addrs, ",") + ")/" + failoverDatabase
+}
+
+// defaultLogLines captures slog.Default() (where the failover connector
+// logs) until the test ends, and returns a func listing the lines.
+func defaultLogLines(t *testing.T) func() []string {
+	prev := slog.Default()
+	var mu sync.Mutex
+	var lines []string
+	slog.SetDefault(slog.New(&lineHandler{fn: func(line string) {
+		mu.Lock()
+		lines = append(lines, line)
+		mu.Unlock()
+		t.Log(line)
+	}}))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(lines)
+	}
+}
+
+type lineHandler struct{ fn func(string) }
+
+func (h *lineHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *lineHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *lineHandler) WithGroup(string) slog.Handler            { return h }
+func (h *lineHandler) Handle(_ context.Context, r slog.Record) error {
+	line := r.Level.String() + " " + r.Message
+	r.Attrs(func(a slog.Attr) bool { line += " " + a.String(); return true })
+	h.fn(line)
+	return nil
+}
+
+// countLines counts the lines holding every one of parts.
+func countLines(lines []string, parts ...string) int {
+	n := 0
+	for _, l := range lines {
+		if !slices.ContainsFunc(parts, func(p string) bool { return !strings.Contains(l, p) }) {
+			n++
+		}
+	}
+	return n
+}
+
+// submitStream submits calls from a few goroutines until stopped, and
+// records when each submit succeeded and each refusal.
+type submitStream struct {
+	mu       sync.Mutex
+	ok       []time.Time
+	refusals []error
+	wrong    atomic.Value // an error that wraps neither ErrNotPersisted nor ErrOutcomeUnknown
+	stop     chan struct{}
+	done     sync.WaitGroup
+}
+
+func startSubmitStream(rt *Runtime, def *TaskDef, workers int) *submitStream {
+	s := &submitStream{stop: make(chan struct{})}
+	for range workers {
+		s.done.Go(func() {
+			for {
+				select {
+				case <-s.stop:
+					return
+				case <-time.After(5 * time.Millisecond):
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				_, err := rt.Submit(ctx, Call{Task: def, Args: []byte(`{}`)})
+				cancel()
+				s.mu.Lock()
+				if err == nil {
+					s.ok = append(s.ok, time.Now())
+				} else {
+					s.refusals = append(s.refusals, err)
+					if !errors.Is(err, ErrNotPersisted) && !errors.Is(err, ErrOutcomeUnknown) {
+						s.wrong.Store(err)
+					}
+				}
+				s.mu.Unlock()
+			}
+		})
+	}
+	return s
+}
+
+func (s *submitStream) close() { close(s.stop); s.done.Wait() }
+
+// succeededSince counts the submits that succeeded after t.
+func (s *submitStream) succeededSince(t time.Time) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, at := range s.ok {
+		if at.After(t) {
+			n++
+		}
+	}
+	return n
+}
+
+// refusedSince returns the refusals recorded after the first n.
+func (s *submitStream) refusalsAfter(n int) []error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.refusals[min(n, len(s.refusals)):])
+}
+
+func (s *submitStream) refusedCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.refusals)
+}
+
+// longestGap returns the longest interval with no successful submit that
+// overlaps event (the time of a kill), counted from the last success before
+// it to the first after it.
+func (s *submitStream) longestGap(event time.Time) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ok := slices.Clone(s.ok)
+	slices.SortFunc(ok, func(a, b time.Time) int { return a.Compare(b) })
+	var gap time.Duration
+	for i := 1; i < len(ok); i++ {
+		if ok[i].After(event) && ok[i-1].Before(event.Add(time.Minute)) {
+			gap = max(gap, ok[i].Sub(ok[i-1]))
+		}
+		if ok[i-1].After(event) && ok[i-1].Sub(event) > 2*time.Second {
+			break
+		}
+	}
+	return gap
+}
+
+// onServer waits until every query of a burst on db runs on the server at
+// addr (pooled connections elsewhere have left).
+func onServer(t *testing.T, db *sql.DB, addr string, deadline time.Duration) {
+	t.Helper()
+	_, port, _ := strings.Cut(addr, ":")
+	var last string
+	waitFor(t, deadline, "queries to run on "+addr+" (last on port "+last+")", func() bool {
+		for range 20 {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			err := db.QueryRowContext(ctx, "SELECT @@port").Scan(&last)
+			cancel()
+			if err != nil || last != port {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// TestFailoverAcrossServers runs a runtime on a DSN naming three plain
+// MariaDB servers under a steady stream of submits: the first server killed
+// (SIGKILL), submits go on through the second; the first restarted is used
+// again when the second is killed (no restart of the runtime); a server set
+// read_only=1 is not chosen; with no usable server, submits are refused
+// with an error naming each server and why; they succeed again when one
+// comes back. The longest interval with no successful submit around each
+// change is printed.
+func TestFailoverAcrossServers(t *testing.T) {
+	logs := defaultLogLines(t)
+	srv, addrs, dsn := listedServers(t, 3)
+	cfg := testConfigT(t, dsn)
+	cfg.InstanceID = "failover-1"
+	rt := startRuntime(t, cfg)
+	def := &TaskDef{Name: "failover.steady", Policy: fastPolicy(3), Run: func(context.Context, []byte) error { return nil }}
+	if err := rt.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	stream := startSubmitStream(rt, def, 4)
+	defer stream.close()
+	start := time.Now()
+	waitFor(t, 30*time.Second, "50 submits", func() bool { return stream.succeededSince(start) >= 50 })
+	onServer(t, rt.DB(), addrs[0], 10*time.Second)
+
+	// Every connector (the runtime's pool, the finish pool) that saw an
+	// event on addr logged it once.
+	everyConnector := func(msg, addr string) func() bool {
+		return func() bool {
+			l := logs()
+			return countLines(l, msg, "server="+addr) >= countLines(l, "argo: database server chosen")
+		}
+	}
+
+	// The first server dies: submits go on through the second.
+	killed := time.Now()
+	srv[0].Kill(t)
+	waitFor(t, 30*time.Second, "50 submits after the first server was killed", func() bool { return stream.succeededSince(killed) >= 50 })
+	gap1 := stream.longestGap(killed)
+	onServer(t, rt.DB(), addrs[1], 10*time.Second)
+
+	// It comes back, the second dies: the first is used again (listed
+	// before the third, which is also up).
+	srv[0].Start(t)
+	waitFor(t, 30*time.Second, "the connectors to see the first server back", everyConnector("argo: database server usable again", addrs[0]))
+	killed2 := time.Now()
+	srv[1].Kill(t)
+	waitFor(t, 30*time.Second, "50 submits after the second server was killed", func() bool { return stream.succeededSince(killed2) >= 50 })
+	gap2 := stream.longestGap(killed2)
+	onServer(t, rt.DB(), addrs[0], 10*time.Second)
+
+	// The third is made read-only, the first dies: nothing is usable.
+	adminExecOn(t, srv[2], "SET GLOBAL read_only = 1")
+	waitFor(t, 30*time.Second, "the connectors to see the third server read-only", everyConnector("argo: database server unusable", addrs[2]))
+	killed3 := time.Now()
+	srv[0].Kill(t)
+	refusedBefore := stream.refusedCount()
+	waitFor(t, 30*time.Second, "10 refused submits with every server down or read-only", func() bool { return len(stream.refusalsAfter(refusedBefore)) >= 10 })
+	if n := stream.succeededSince(killed3.Add(time.Second)); n > 0 {
+		t.Errorf("%d submits succeeded with no usable server (the read-only one chosen?)", n)
+	}
+	refusals := stream.refusalsAfter(refusedBefore)
+	last := refusals[len(refusals)-1].Error()
+	for _, want := range []string{"no usable MySQL server", addrs[0] + ": ", addrs[1] + ": ", addrs[2] + ": read-only"} {
+		if !strings.Contains(last, want) {
+			t.Errorf("refusal with no usable server %q does not say %q", last, want)
+		}
+	}
+	if !errors.Is(refusals[len(refusals)-1], ErrNotPersisted) {
+		t.Errorf("refusal with no usable server does not wrap ErrNotPersisted: %v", refusals[len(refusals)-1])
+	}
+
+	// One comes back: submits succeed again, without a restart.
+	srv[1].Start(t)
+	back := time.Now()
+	waitFor(t, 30*time.Second, "50 submits after the second server came back", func() bool { return stream.succeededSince(back) >= 50 })
+	var firstBack time.Time
+	stream.mu.Lock()
+	for _, at := range stream.ok {
+		if at.After(back) && (firstBack.IsZero() || at.Before(firstBack)) {
+			firstBack = at
+		}
+	}
+	stream.mu.Unlock()
+	onServer(t, rt.DB(), addrs[1], 10*time.Second)
+	stream.close()
+	stream.stop = make(chan struct{}) // closed again by the deferred close
+	if err := stream.wrong.Load(); err != nil {
+		t.Errorf("a refused submit wrapped neither ErrNotPersisted nor ErrOutcomeUnknown: %v", err)
+	}
+	t.Logf("longest interval with no successful submit: %s after the first server was killed, %s after the second; first submit %s after a server came back from a full outage",
+		gap1.Round(time.Millisecond), gap2.Round(time.Millisecond), firstBack.Sub(back).Round(time.Millisecond))
+	for _, g := range []time.Duration{gap1, gap2} {
+		if g > 5*time.Second {
+			t.Errorf("a failover left submits failing for %s (over 5s on loopback)", g)
+		}
+	}
+}
+
+// adminExecOn runs a statement on one private server directly.
+func adminExecOn(t *testing.T, s *testdb.MySQLServer, query string) {
+	t.Helper()
+	db, err := sql.Open("mysql", s.ServerDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := db.ExecContext(ctx, query); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+}
