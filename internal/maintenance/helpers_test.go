@@ -203,3 +203,15 @@ func (b *logBuffer) lines(s string) []string {
 	}
 	return out
 }
+
+// receive waits for a signal on ch, failing after 5s with what was awaited.
+func receive[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(5 * time.Second):
+		t.Fatalf("timed out after 5s waiting for %s", what)
+		panic("unreachable")
+	}
+}
