@@ -62,9 +62,9 @@ func NewCompleter(store completeStore, cfg CompleterConfig) *Completer {
 
 // Start starts the batching goroutine. Only Stop ends it, once every queued
 // finish is written: the end of ctx does not (an attempt's outcome must
-// land), though ctx's values are kept.
+// land); the writes keep ctx's values.
 func (c *Completer) Start(ctx context.Context) error {
-	_, err := c.life.start(context.WithoutCancel(ctx), c.loop)
+	_, err := c.life.start(ctx, c.loop)
 	return err
 }
 
