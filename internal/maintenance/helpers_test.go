@@ -169,7 +169,7 @@ type gate struct {
 	ch   chan struct{}
 }
 
-func newGate() *gate { return &gate{ch: make(chan struct{})} }
+func newGate() *gate  { return &gate{ch: make(chan struct{})} }
 func (g *gate) wait() { <-g.ch }
 func (g *gate) open() { g.once.Do(func() { close(g.ch) }) }
 

@@ -164,7 +164,7 @@ type Finishing struct {
 	// completer's batching: a sync caller waits for this write alone.
 	Direct bool
 	// holdUntil > 0 keeps a retry leased by its owner until then (a held
-	// retry, restarted by the owner's local timer; see internal/maintenance/held_retries.go).
+	// retry, restarted by the owner's local timer; see retry_hold.go).
 	HoldUntil Millis
 }
 
