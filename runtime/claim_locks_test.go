@@ -8,6 +8,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/argo-retry/argo/internal/storage"
+	"github.com/argo-retry/argo/internal/storage/mysqldriver"
 	"github.com/argo-retry/argo/internal/testdb"
 )
 
@@ -28,7 +29,8 @@ func TestClaimLocksOnlyRowsItTakes(t *testing.T) {
 		mustInsert(t, s, task)
 		all = append(all, task.ID)
 	}
-	where := "due_at <= ? AND lease_until <= ? AND ((task_id IN (?) AND shard_key IN (?)))"
+	// The driver's candidate read, scoped to one name and shard.
+	candidates := mysqldriver.ClaimCandidates("((task_id IN (?) AND shard_key IN (?)))")
 	args := []any{Millis(1000), Millis(1000), "l", 3}
 	rowsLocked := func(lockingRead bool) int {
 		conn, err := dbx(s).Connx(ctx)
@@ -42,7 +44,7 @@ func TestClaimLocksOnlyRowsItTakes(t *testing.T) {
 			}
 		}
 		defer conn.ExecContext(ctx, "ROLLBACK")
-		q := "SELECT " + taskColumns + " FROM argo_task WHERE " + where + " ORDER BY due_at LIMIT ?"
+		q := candidates
 		if lockingRead {
 			q += " FOR UPDATE SKIP LOCKED"
 		}

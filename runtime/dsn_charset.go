@@ -20,7 +20,7 @@ import (
 // reads as one GBK character followed by a quote that ends the string, and
 // the rest of the argument runs as SQL (with multi-statement queries on, any
 // SQL). argo therefore interpolates, and opens its multi-statement pool for
-// one-round-trip finishes (store_onetrip.go), only when the connection
+// one-round-trip finishes (internal/storage/mysqldriver/onetrip.go), only when the connection
 // charset is one of interpolationSafeCharsets; otherwise every statement is
 // a server-side prepared statement (one round trip more per statement) and
 // finishes take the transaction path.

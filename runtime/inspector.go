@@ -23,7 +23,8 @@ type Inspector struct {
 	Operator string
 }
 
-// NewInspector wraps an open database handle of the given dialect.
+// NewInspector wraps an open database handle of the given dialect, as
+// OpenDB returns it ("mysql" or "sqlite"; another dialect panics).
 func NewInspector(db *sql.DB, dialect string) *Inspector {
 	return &Inspector{store: newStore(db, dialect)}
 }

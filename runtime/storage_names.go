@@ -10,6 +10,3 @@ type (
 	leaseKey   = storage.LeaseKey
 	claimGroup = storage.ClaimGroup
 )
-
-// taskColumns is the column list of argo_task in Task's field order.
-const taskColumns = storage.TaskColumns

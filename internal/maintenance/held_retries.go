@@ -395,7 +395,7 @@ func (hs *HeldRetries[H]) startBatch(batch []*heldRetry[H], now time.Time) {
 	started, err := hs.store.StartHeld(ctx, hs.cfg.Owner, starts, leaseUntil, storage.ToMillis(now))
 	if err != nil && !hs.store.OutcomeKnown(err) {
 		// The start may have landed (its rows now running, leased by this
-		// instance): find out per row before acting.
+		// instance): find out per row before acting (internal/storage/resolve.go).
 		started, err = hs.store.ResolveHeldStart(ctx, hs.cfg.Owner, starts, leaseUntil, storage.ToMillis(now))
 	}
 	cancel()

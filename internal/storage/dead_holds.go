@@ -10,7 +10,7 @@ type DeadHold struct {
 	Until Millis `db:"until_ms"`
 }
 
-// deadHolds returns, per owner, the held retries (retrying, leased, the
+// DeadHolds returns, per owner, the held retries (retrying, leased, the
 // hold not run out at now) of instances that have not heartbeated since
 // cutoff. self counts as gone: at Start, a hold of self is one of a previous
 // run of this instance, which nothing starts before it runs out. Sorted by

@@ -35,7 +35,7 @@ func (s *Store) logger() *slog.Logger {
 	return slog.Default()
 }
 
-// finish applies f (see finishAsIs) and degrades around a refusal for its data.
+// Finish applies f (see finishAsIs) and degrades around a refusal for its data.
 func (s *Store) Finish(ctx context.Context, f Finishing, now Millis) error {
 	err := s.FinishAsIs(ctx, f, now)
 	if !s.d.IsDataError(err) {
@@ -50,7 +50,7 @@ func (s *Store) Finish(ctx context.Context, f Finishing, now Millis) error {
 	return err
 }
 
-// finishBatch applies fs (see finishBatchAsIs). A batch refused for the data
+// FinishBatch applies fs (see finishBatchAsIs). A batch refused for the data
 // of one of its finishes wrote nothing: each finish is then written on its
 // own, each with its own degrade.
 func (s *Store) FinishBatch(ctx context.Context, fs []Finishing, now Millis) ([]error, error) {
@@ -65,7 +65,7 @@ func (s *Store) FinishBatch(ctx context.Context, fs []Finishing, now Millis) ([]
 	return errs, nil
 }
 
-// rescue applies a lease rescue (see rescueAsIs) and degrades around a
+// Rescue applies a lease rescue (see rescueAsIs) and degrades around a
 // refusal for its data.
 func (s *Store) Rescue(ctx context.Context, f Finishing, leaseUntil, now Millis) error {
 	err := s.RescueAsIs(ctx, f, leaseUntil, now)

@@ -2,7 +2,7 @@ package storage
 
 import "context"
 
-// finishAsIs applies f if the lease still holds, and records its attempt row in
+// FinishAsIs applies f if the lease still holds, and records its attempt row in
 // the same transaction (one round trip on MySQL with the onetrip pool). It
 // returns ErrLeaseLost if the lease was taken over, and then writes nothing.
 // (finish adds the degrade of a write refused for its data.)

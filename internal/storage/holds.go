@@ -6,7 +6,7 @@ import (
 	"slices"
 )
 
-// startHeld starts the next attempt of held retries: per task, a fenced
+// StartHeld starts the next attempt of held retries: per task, a fenced
 // UPDATE by primary key (still retrying, same owner, attempt and hold) to
 // running, all in one READ COMMITTED transaction; on MySQL one round trip
 // (execRowwise). started[i] reports whether holds[i] was still this owner's
@@ -52,7 +52,7 @@ type HeldStart struct {
 	HoldUntil Millis // lease_until written with the hold
 }
 
-// releaseHolds gives held retries back to every instance (at Stop): they
+// ReleaseHolds gives held retries back to every instance (at Stop): they
 // stay retrying and due, with no owner. By primary key: only those rows
 // are locked.
 func (s *Store) ReleaseHolds(ctx context.Context, owner string, ids []int64) error {

@@ -23,7 +23,7 @@ const maxWorkerRunes = 128
 // state between the record and the update.
 var errRequeueRaced = errors.New("argo: requeue raced")
 
-// requeueRecorded moves a dead or discarded task back to pending with a
+// RequeueRecorded moves a dead or discarded task back to pending with a
 // fresh attempt budget, due at now, and records who requeued it and why,
 // in the same transaction.
 func (s *Store) RequeueRecorded(ctx context.Context, id int64, reason, who string, now Millis) error {

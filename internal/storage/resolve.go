@@ -87,7 +87,7 @@ type UnresolvedError struct{ Last error }
 func (e *UnresolvedError) Error() string { return "still unknown: " + e.Last.Error() }
 func (e *UnresolvedError) Unwrap() error { return e.Last }
 
-// submitInsert writes a submit's row: a refusal by lock conflicts is retried
+// SubmitInsert writes a submit's row: a refusal by lock conflicts is retried
 // (maxSubmitLockTries, jittered backoff), and a failure that leaves the
 // outcome unknown is resolved by running the same INSERT again (a duplicate
 // on the token means the first one landed) until the caller's deadline, and
@@ -120,7 +120,7 @@ func (s *Store) SubmitInsert(ctx context.Context, t *Task, token []byte) (resolv
 	}
 }
 
-// resolveTxInsert settles a SubmitTx whose INSERT's answer was lost. In a
+// ResolveTxInsert settles a SubmitTx whose INSERT's answer was lost. In a
 // transaction (tx has Commit) it deletes the row again through tx, so that
 // the transaction cannot commit it; if tx is broken, it cannot commit
 // anything. Either way the row is not persisted. Through an Execer that is
@@ -148,7 +148,7 @@ func (s *Store) ResolveTxInsert(ctx context.Context, tx Execer, t *Task, token [
 	}
 }
 
-// resolveInsert runs a submit's INSERT again until it gives an answer or
+// ResolveInsert runs a submit's INSERT again until it gives an answer or
 // ctx ends: nil (written now, or a duplicate on the token: written before;
 // t.ID is set either way), ErrDuplicate, a lasting refusal (the first run
 // was refused too), or *UnresolvedError with the last error. Without a
@@ -177,7 +177,7 @@ func lastCause(err, last error) error {
 	return err
 }
 
-// submitTokenID returns the id of the row written with token, or 0.
+// SubmitTokenID returns the id of the row written with token, or 0.
 func (s *Store) SubmitTokenID(ctx context.Context, token []byte) (int64, error) {
 	var id int64
 	err := s.db.GetContext(ctx, &id, s.sql.TaskIDBySubmitToken, token)
@@ -187,7 +187,7 @@ func (s *Store) SubmitTokenID(ctx context.Context, token []byte) (int64, error) 
 	return id, err
 }
 
-// confirmSubmitLease renews the lease of a row this instance wrote leased
+// ConfirmSubmitLease renews the lease of a row this instance wrote leased
 // for its first attempt, found only by resolution: it runs only if the row
 // is still that first attempt, leased by owner (not rescued meanwhile).
 func (s *Store) ConfirmSubmitLease(ctx context.Context, id int64, owner string, leaseUntil Millis) (bool, error) {
@@ -202,7 +202,7 @@ func (s *Store) ConfirmSubmitLease(ctx context.Context, id int64, owner string, 
 	return held == 1, err
 }
 
-// resolveHeldStart settles a start of held retries (startHeld) that failed
+// ResolveHeldStart settles a start of held retries (startHeld) that failed
 // with its outcome unknown: it runs the same fenced start again (which waits
 // for the first, if still in flight on the server, and starts what it did
 // not), then reads back each row the second run did not start to see
@@ -262,7 +262,7 @@ func (s *Store) readBackHeldStarts(ctx context.Context, owner string, holds []He
 	return nil
 }
 
-// finishLanded reports whether the finish f was written, for a finish that
+// FinishLanded reports whether the finish f was written, for a finish that
 // failed with its outcome unknown and whose Fence no longer holds: by its
 // history row when it writes one (inserted only in the transaction that
 // applied f), else by the task row's post-state (state, attempt count, due

@@ -21,16 +21,16 @@ func InsertArgs(t *Task) []any {
 	return []any{t.Name, t.State, t.ExecuteTimes, t.MaxAttempts, t.ExecuteTime, t.ParameterTypes, t.MethodName, t.MethodSignName, t.ExecuteIntervalSec, t.DelayTime, t.Parameter, t.PerformanceWay, t.ThreadWay, SanitizeErrorText(t.ErrorMsg), t.AlertExpression, t.AlertActionBeanName, t.FallbackClassName, SanitizeErrorText(t.FallbackErrorMsg), t.ShardKey, t.RetryPolicyJSON, t.LeaseOwner, t.LeaseUntil, t.UniqueKey, SanitizeErrorText(t.DiscardReason), t.GmtCreate, t.GmtModified}
 }
 
-// insert writes t through ex (the store's own handle when ex is nil) under a
+// Insert writes t through ex (the store's own handle when ex is nil) under a
 // new submit token, and sets t.ID. A unique-key clash returns ErrDuplicate
 // with t.ID set to the existing row.
 func (s *Store) Insert(ctx context.Context, ex Execer, t *Task) error {
 	return s.InsertToken(ctx, ex, t, NewSubmitToken())
 }
 
-// insertToken is insert under the given submit token. A duplicate whose row
+// InsertToken is insert under the given submit token. A duplicate whose row
 // carries the token means this very submit was written already (a
-// resolution runs the INSERT again, store_resolve.go): t.ID is set to that
+// resolution runs the INSERT again, resolve.go): t.ID is set to that
 // row and it returns nil. (Through ex, the caller's transaction, the token
 // is new: there is no resolution by running the INSERT again there.) A unique-key clash returns
 // ErrDuplicate with t.ID set to the existing row.
@@ -73,16 +73,16 @@ func (s *Store) InsertToken(ctx context.Context, ex Execer, t *Task, token []byt
 	return err
 }
 
-// claimDue leases up to limit due tasks (pending, retrying or exhausted, with
+// ClaimDue leases up to limit due tasks (pending, retrying or exhausted, with
 // execute_time <= now) named in names, of the given shards (all when shards
 // is nil), oldest due first. MySQL: a plain read of candidates, then a
-// fenced UPDATE by primary key of each, one round trip (store_claim.go).
+// fenced UPDATE by primary key of each (mysqldriver/claim.go).
 // SQLite: one UPDATE … RETURNING in a BEGIN IMMEDIATE transaction.
 func (s *Store) ClaimDue(ctx context.Context, owner string, now, leaseUntil Millis, limit int, names []string, shards []int) ([]*Task, error) {
 	return s.ClaimScoped(ctx, owner, now, now, leaseUntil, limit, []ClaimGroup{{Names: names, Shards: shards}})
 }
 
-// claimScoped is claimDue over several (names, shards) groups at once, of
+// ClaimScoped is claimDue over several (names, shards) groups at once, of
 // tasks due at dueBy or earlier.
 func (s *Store) ClaimScoped(ctx context.Context, owner string, now, dueBy, leaseUntil Millis, limit int, groups []ClaimGroup) ([]*Task, error) {
 	var ors []string
@@ -118,7 +118,7 @@ func (s *Store) ClaimScoped(ctx context.Context, owner string, now, dueBy, lease
 	return tasks, err
 }
 
-// claimByID leases one task that is due now in the given from-state
+// ClaimByID leases one task that is due now in the given from-state
 // (pending, retrying or exhausted) and neither leased nor held: a row
 // running or falling back under any owner, finished, or held for its
 // owner's retry is left alone. It returns the claimed row, or nil if the row
@@ -168,7 +168,7 @@ type Finishing struct {
 	HoldUntil Millis
 }
 
-// finishBatchAsIs applies several fenced finishes in one transaction (one
+// FinishBatchAsIs applies several fenced finishes in one transaction (one
 // commit, so one log flush, for all of them), with their attempt rows in one
 // multi-row INSERT (on MySQL with the onetrip pool, all in one round trip:
 // finishBatchOnetrip). errs[i] is f[i]'s own outcome (ErrLeaseLost, a
@@ -269,7 +269,7 @@ func (s *Store) InsertAttempt(ctx context.Context, ex Execer, a *Attempt) error 
 	return s.insertAttempts(ctx, ex, []*Attempt{a})
 }
 
-// extendLeases renews, until until, the leases owner holds for the given
+// ExtendLeases renews, until until, the leases owner holds for the given
 // attempts: a row is renewed only while it is running or falling back under
 // owner with that attempt number. It returns the keys whose lease is gone
 // (the row was rescued, claimed again, finished or deleted meanwhile); their
@@ -335,7 +335,7 @@ func (s *Store) extendLeaseBatch(ctx context.Context, owner string, keys []Lease
 // OrphanMsgPrefix starts the error_msg of a due task no live instance can run.
 const OrphanMsgPrefix = "no handler registered for task "
 
-// flagOrphans sets error_msg on up to limit tasks overdue since before
+// FlagOrphans sets error_msg on up to limit tasks overdue since before
 // cutoff whose name is not in known (the union of live instances' handlers),
 // leaving their state and due time alone: they run as soon as an instance
 // registers the name. It returns the name of each row it flagged.
@@ -362,7 +362,7 @@ func (s *Store) FlagOrphans(ctx context.Context, known []string, live []string, 
 	return flagged, nil
 }
 
-// knownTaskNames returns the union of the task names of instances that
+// KnownTaskNames returns the union of the task names of instances that
 // heartbeated since cutoff, and those instances.
 func (s *Store) KnownTaskNames(ctx context.Context, cutoff Millis) (names, live []string, err error) {
 	var rows []struct {
@@ -386,14 +386,14 @@ func (s *Store) KnownTaskNames(ctx context.Context, cutoff Millis) (names, live 
 	return names, live, nil
 }
 
-// expiredLeases lists leased tasks whose lease ran out before now.
+// ExpiredLeases lists leased tasks whose lease ran out before now.
 func (s *Store) ExpiredLeases(ctx context.Context, now Millis, limit int) ([]*Task, error) {
 	var tasks []*Task
 	err := s.db.SelectContext(ctx, &tasks, s.sql.ExpiredLeases, now, limit)
 	return tasks, err
 }
 
-// rescueAsIs applies f to an expired lease only if the row still holds exactly
+// RescueAsIs applies f to an expired lease only if the row still holds exactly
 // that lease (same owner, attempt and lease_until): a worker that renewed
 // or finished meanwhile wins, and the rescue is skipped (ErrLeaseLost).
 // (rescue adds the degrade of a write refused for its data.)
@@ -414,7 +414,7 @@ func (s *Store) RescueAsIs(ctx context.Context, f Finishing, leaseUntil, now Mil
 	})
 }
 
-// get reads one task.
+// Get reads one task.
 func (s *Store) Get(ctx context.Context, id int64) (*Task, error) {
 	var t Task
 	err := s.db.GetContext(ctx, &t, s.sql.GetTask, id)
@@ -424,7 +424,7 @@ func (s *Store) Get(ctx context.Context, id int64) (*Task, error) {
 	return &t, err
 }
 
-// attempts reads the attempt history of a task, oldest first: the rows of
+// Attempts reads the attempt history of a task, oldest first: the rows of
 // argo_task_attempt, then the attempt that succeeded, from the task row.
 func (s *Store) Attempts(ctx context.Context, id int64) ([]Attempt, error) {
 	var out []Attempt
@@ -456,14 +456,14 @@ func (s *Store) Attempts(ctx context.Context, id int64) ([]Attempt, error) {
 	return out, nil
 }
 
-// requeue moves a dead or discarded task back to pending with a fresh
+// Requeue moves a dead or discarded task back to pending with a fresh
 // attempt budget, due at now, recorded without a reason or operator
 // (requeueRecorded).
 func (s *Store) Requeue(ctx context.Context, id int64, now Millis) error {
 	return s.RequeueRecorded(ctx, id, "", "", now)
 }
 
-// discard ends a pending, retrying, exhausted or dead task with a reason.
+// Discard ends a pending, retrying, exhausted or dead task with a reason.
 func (s *Store) Discard(ctx context.Context, id int64, reason string, now Millis) error {
 	if strings.TrimSpace(reason) == "" {
 		return errors.New("argo: discard needs a reason (it is recorded in discard_reason)")
@@ -490,7 +490,7 @@ func (s *Store) stateChanged(ctx context.Context, id int64, to State, n int64, e
 	return fmt.Errorf("argo: task %d changed state meanwhile (now %s); try again", id, t.State)
 }
 
-// purge deletes up to limit succeeded, recovered or discarded tasks last
+// Purge deletes up to limit succeeded, recovered or discarded tasks last
 // changed before cutoff, with their attempts. It returns how many it deleted.
 func (s *Store) Purge(ctx context.Context, cutoff Millis, limit int) (int, error) {
 	var ids []int64
@@ -500,7 +500,7 @@ func (s *Store) Purge(ctx context.Context, cutoff Millis, limit int) (int, error
 	return s.PurgeIDs(ctx, ids, cutoff)
 }
 
-// purgeIDs deletes those of ids still purgeable, with their attempts. A
+// PurgeIDs deletes those of ids still purgeable, with their attempts. A
 // task requeued since it was selected (a discarded one) is left whole: the
 // rows to delete are read again, locked, inside the deleting transaction.
 func (s *Store) PurgeIDs(ctx context.Context, ids []int64, cutoff Millis) (int, error) {
