@@ -16,18 +16,7 @@ func TestPollerClaimsBesideStuckHolds(t *testing.T) {
 		cfg.Workers = 4
 		rt := startRuntime(t, cfg)
 		// Every start writer taken: due holds stay in the queue.
-		for range maxStartWriters {
-			rt.holds.writers <- struct{}{}
-		}
-		released := false
-		release := func() {
-			if !released {
-				released = true
-				for range maxStartWriters {
-					<-rt.holds.writers
-				}
-			}
-		}
+		release := rt.holds.TakeStartWriters()
 		t.Cleanup(release)
 
 		held := newOnceFailing("stuck.held", 10*time.Millisecond)
@@ -54,7 +43,7 @@ func TestPollerClaimsBesideStuckHolds(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitFor(t, 10*time.Second, "the first attempt's retry to be held and due", func() bool {
-			return rt.holds.anyDue(rt.now())
+			return rt.holds.AnyDue(rt.now())
 		})
 		// Due a little later: only the poller can start them.
 		const laters = 4
@@ -73,7 +62,7 @@ func TestPollerClaimsBesideStuckHolds(t *testing.T) {
 		if n := running.Load(); n != 3 {
 			t.Fatalf("%d tasks running with 4 workers and a held retry due: the poller took the held retry's worker", n)
 		}
-		if !rt.holds.anyDue(rt.now()) {
+		if !rt.holds.AnyDue(rt.now()) {
 			t.Fatal("the held retry left the queue while every start writer was busy: the test did not test anything")
 		}
 		close(gate)
@@ -81,7 +70,6 @@ func TestPollerClaimsBesideStuckHolds(t *testing.T) {
 			waitState(t, rt, id, StateSucceeded, 10*time.Second)
 		}
 		release()
-		rt.holds.signal()
 		task := waitState(t, rt, heldID, StateSucceeded, 10*time.Second)
 		if task.ExecuteTimes != 2 {
 			t.Fatalf("held task succeeded at attempt %d, want 2", task.ExecuteTimes)

@@ -10,5 +10,8 @@
 // with Stop. Inspector reads and repairs the same tables for operators.
 //
 // The task lifecycle is the state machine in state.go; retry timing is
-// RetryPolicy in retry_policy.go.
+// RetryPolicy in retry_policy.go. The Runtime type, Start and Stop are in
+// runtime.go; the background services (completer, held retries,
+// heartbeat, the maintenance role, rescue, orphan flagging, purge) are
+// internal/maintenance's, wired in services.go.
 package runtime

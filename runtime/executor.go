@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/argo-retry/argo/internal/maintenance"
 	"github.com/argo-retry/argo/internal/storage"
 )
 
@@ -43,7 +44,7 @@ type workerSlot struct {
 // maxRecording is how many attempts may have their outcome written without
 // holding a worker: eight completion batches (1,024), or 4×Workers if more.
 // It bounds the memory of attempts in flight when the database falls behind.
-func maxRecording(workers int) int { return max(8*maxCompletionBatch, 4*workers) }
+func maxRecording(workers int) int { return max(8*maintenance.CompleterBatchDefault, 4*workers) }
 
 func (w *workerSlot) free() {
 	if w.held {
@@ -310,7 +311,7 @@ func (rt *Runtime) record(f finishing) bool {
 	if f.Direct {
 		err = rt.store.Finish(context.Background(), f, toMillis(rt.now()))
 	} else {
-		err = rt.completer.finish(f)
+		err = rt.completer.Finish(f)
 	}
 	if err == nil {
 		rt.health.ok(rt)

@@ -323,7 +323,7 @@ func TestStopLogsHeldRetriesSkippedSoFar(t *testing.T) {
 	rt := startRuntime(t, cfg)
 	holdAndDiscard(t, rt, "discarded-before-stop", 3)
 	waitFor(t, 10*time.Second, "the starts of the discarded retries to be refused", func() bool {
-		return rt.holds.n.Load() == 0 && rt.holds.waiting.Load() == 0
+		return rt.holds.Held() == 0 && rt.holds.Waiting() == 0
 	})
 	if lines := logLines(&logs, "not started"); len(lines) != 0 {
 		t.Fatalf("logged before the window closed: %q", lines)

@@ -5,7 +5,8 @@ import (
 	"time"
 )
 
-// health tracks whether the database answers, so that an outage is logged
+// health tracks whether the database answers (every statement of the
+// runtime and of its maintenance services reports to it), so that an outage is logged
 // once when it starts and once when it ends, never once per poll, and the
 // poller backs off meanwhile. The heartbeat, which keeps its own interval
 // through an outage, is the probe: when it gets through, the poller is woken
@@ -77,14 +78,15 @@ func (h *health) probed(rt *Runtime) {
 	}
 }
 
-// settled reports whether the database is up and has been for at least d
-// since the last outage that lasted long enough to lapse leases (true if
-// there was none). While it is not, every instance's leases may look
-// expired only because nobody could renew them.
-func (h *health) settled(d time.Duration) bool {
+// upSince reports whether the database answers, and when the last outage
+// long enough to lapse leases ended (zero: none). The rescuer waits a
+// LeaseDuration after it before rescuing (maintenance.Rescuer.Settled):
+// until then every instance's leases may look expired only because nobody
+// could renew them.
+func (h *health) upSince() (up bool, since time.Time) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return !h.down && (h.upAt.IsZero() || time.Since(h.upAt) >= d)
+	return !h.down, h.upAt
 }
 
 // flapWindow is how soon after a recovery a new failure counts as the same

@@ -1,13 +1,13 @@
 package runtime
 
 import (
-	"context"
 	"hash/fnv"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
+
+	"github.com/argo-retry/argo/internal/storage"
 )
 
 // shardView is this instance's share of the work. Live instances
@@ -25,21 +25,6 @@ type shardView struct {
 	mu     sync.RWMutex
 	groups []claimGroup // what to claim; nil until the first heartbeat
 	live   []string
-}
-
-func (v *shardView) start(ctx context.Context, rt *Runtime) error {
-	return rt.heartbeat(ctx)
-}
-
-// stop removes this instance from argo_instance, waiting at most 5 s or
-// until ctx ends.
-func (v *shardView) stop(ctx context.Context, rt *Runtime) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	// Leave at once so the others take our shards without waiting for the timeout.
-	if err := rt.store.RemoveInstance(ctx, rt.cfg.InstanceID); err != nil {
-		rt.log.Warn("argo: could not remove this instance from argo_instance; it will time out", "error", err)
-	}
 }
 
 // claimScope returns the groups to claim from, for the registered names.
@@ -99,22 +84,10 @@ func (v *shardView) liveInstances() []string {
 	return slices.Clone(v.live)
 }
 
-// heartbeat measures the offset to the database's clock, records this
-// instance (and its task names) and recomputes its shards. Start runs it
-// once before any claim, so the first lease is already on the database's clock.
-func (rt *Runtime) heartbeat(ctx context.Context) error {
-	if err := rt.measureClock(ctx); err != nil {
-		return err
-	}
-	now := toMillis(rt.now())
-	mine := rt.handlerNames()
-	if err := rt.store.RecordHeartbeat(ctx, rt.cfg.InstanceID, mine, now); err != nil {
-		return err
-	}
-	rows, err := rt.store.LiveInstances(ctx, now-Millis(rt.cfg.InstanceTimeout.Milliseconds()))
-	if err != nil {
-		return err
-	}
+// updateShards recomputes this instance's shards from a heartbeat's
+// result (maintenance.Heartbeater): mine, the names it wrote, and rows, the
+// live instances.
+func (rt *Runtime) updateShards(mine []string, rows []storage.Instance) {
 	holders := map[string][]string{} // my task name → live instances that run it
 	var live []string
 	for _, r := range rows {
@@ -172,7 +145,6 @@ func (rt *Runtime) heartbeat(ctx context.Context) error {
 		}
 		rt.poke()
 	}
-	return nil
 }
 
 // describeOwned says which part of the shard space owned is, for the log:
@@ -221,21 +193,4 @@ func mix64(x uint64) uint64 {
 	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9
 	x = (x ^ (x >> 27)) * 0x94D049BB133111EB
 	return x ^ (x >> 31)
-}
-
-// leader tries to hold the named role (one instance at a time, chosen
-// through argo_leader) for ttl, and reports whether it does.
-func (rt *Runtime) leader(ctx context.Context, name string, ttl time.Duration) (bool, error) {
-	now := rt.now()
-	return rt.store.TryLead(ctx, name, rt.cfg.InstanceID, toMillis(now), toMillis(now.Add(ttl)))
-}
-
-// releaseLeader hands the named role over at once, if this instance holds
-// it: the next instance to ask takes it without waiting for it to expire.
-func (rt *Runtime) releaseLeader(name string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := rt.store.ReleaseLeader(ctx, name, rt.cfg.InstanceID); err != nil {
-		rt.log.Warn("argo: could not hand over the role; another instance takes it when it expires", "role", name, "error", err)
-	}
 }

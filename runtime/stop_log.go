@@ -38,3 +38,11 @@ func (rt *Runtime) logStopCanceling(waited time.Duration) {
 	rt.log.Warn(fmt.Sprintf("argo: Stop: still running after %s; canceling %d %s (their tasks are given back, the attempt not counted): %s", waited.Round(time.Millisecond), len(running), plural(len(running), "attempt", "attempts"), describeRunning(running)),
 		"instance", rt.cfg.InstanceID)
 }
+
+// plural returns one when n is 1, else many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

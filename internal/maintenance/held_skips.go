@@ -1,4 +1,4 @@
-package runtime
+package maintenance
 
 import (
 	"slices"
@@ -10,9 +10,9 @@ import (
 // operator discarded them, or another instance claimed them after their hold
 // ran out), so that a bulk discard makes one log line, not one per task.
 //
-// The first skip opens a window of RetryHold (plus heldStartLead): every
-// retry held when the operator acted falls due, and is skipped, within it.
-// The summary is logged when the window closes, or at Stop.
+// The first skip opens a window of Hold (plus HeldStartLead): every retry
+// held when the operator acted falls due, and is skipped, within it. The
+// summary is logged when the window closes, or at Stop.
 type skippedHolds struct {
 	mu    sync.Mutex
 	tasks int
@@ -21,12 +21,12 @@ type skippedHolds struct {
 	timer *time.Timer    // closes the window; nil while none is open
 }
 
-// noteSkippedHolds counts held retries whose start was refused.
-func (rt *Runtime) noteSkippedHolds(skipped []*heldRetry) {
+// noteSkipped counts held retries whose start was refused.
+func (hs *HeldRetries[H]) noteSkipped(skipped []*heldRetry[H]) {
 	if len(skipped) == 0 {
 		return
 	}
-	s := &rt.holds.skipped
+	s := &hs.skipped
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.names == nil {
@@ -40,14 +40,14 @@ func (rt *Runtime) noteSkippedHolds(skipped []*heldRetry) {
 		}
 	}
 	if s.timer == nil {
-		s.timer = time.AfterFunc(max(rt.cfg.RetryHold, 0)+heldStartLead, rt.logSkippedHolds)
+		s.timer = time.AfterFunc(max(hs.cfg.Hold, 0)+HeldStartLead, hs.logSkipped)
 	}
 }
 
-// logSkippedHolds logs the skips gathered so far, in one WARN line, and
-// closes the window.
-func (rt *Runtime) logSkippedHolds() {
-	s := &rt.holds.skipped
+// logSkipped logs the skips gathered so far, in one WARN line, and closes
+// the window.
+func (hs *HeldRetries[H]) logSkipped() {
+	s := &hs.skipped
 	s.mu.Lock()
 	tasks, names, ids := s.tasks, s.names, s.ids
 	s.tasks, s.names, s.ids = 0, nil, nil
@@ -60,6 +60,6 @@ func (rt *Runtime) logSkippedHolds() {
 		return
 	}
 	slices.Sort(ids)
-	rt.log.Warn("argo: held retries not started: they changed meanwhile (discarded, or claimed elsewhere after their hold ran out)",
+	hs.cfg.Logger.Warn("argo: held retries not started: they changed meanwhile (discarded, or claimed elsewhere after their hold ran out)",
 		"tasks", tasks, "names", describeNameCounts(names), "first_task_ids", ids)
 }

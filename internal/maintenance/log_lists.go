@@ -1,4 +1,4 @@
-package runtime
+package maintenance
 
 import (
 	"fmt"
@@ -29,15 +29,11 @@ func describeNameCounts(counts map[string]int) string {
 		}
 	}
 	if more := len(names) - len(shown); more > 0 {
-		parts = append(parts, fmt.Sprintf("and %d more %s", more, plural(more, "name", "names")))
+		word := "names"
+		if more == 1 {
+			word = "name"
+		}
+		parts = append(parts, fmt.Sprintf("and %d more %s", more, word))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// plural returns one when n is 1, else many.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

@@ -1,0 +1,142 @@
+package maintenance
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/argo-retry/argo/internal/storage"
+)
+
+// Purger defaults.
+const (
+	// PurgerIntervalDefault is how often the purge runs.
+	PurgerIntervalDefault = time.Minute
+	// PurgerCheckIntervalDefault is how often the purger asks whether it
+	// may run (holds the role) and its Interval has passed.
+	PurgerCheckIntervalDefault = 10 * time.Second
+	// PurgerBatchDefault bounds the rows one DELETE removes.
+	PurgerBatchDefault = 1000
+	// PurgerPause is the pause between two batches of one purge.
+	PurgerPause = 10 * time.Millisecond
+)
+
+// purgeStore is what the purger runs (*storage.Store).
+type purgeStore interface {
+	Purge(ctx context.Context, cutoff storage.Millis, limit int) (int, error)
+}
+
+// PurgerConfig is the purger's configuration and dependencies.
+type PurgerConfig struct {
+	// Retention is how long finished rows are kept; zero or less disables
+	// the purge (Start does nothing).
+	Retention time.Duration
+	// Interval is how often the purge runs. Default PurgerIntervalDefault (1m).
+	Interval time.Duration
+	// CheckInterval is how often the purger asks whether it may run.
+	// Default PurgerCheckIntervalDefault (10s).
+	CheckInterval time.Duration
+	// Batch bounds the rows one DELETE removes. Default PurgerBatchDefault (1000).
+	Batch int
+	// Now is the database clock's time. Default time.Now.
+	Now func() time.Time
+	// Logger receives what was purged, and failures. Default slog.Default().
+	Logger *slog.Logger
+	// Leading reports whether this instance may run it now (holds the
+	// maintenance role, the database settled). Default: always.
+	Leading func() bool
+}
+
+// Purger deletes succeeded, recovered and discarded rows (and their
+// attempt rows) older than Retention, in batches of Batch with PurgerPause
+// between them, at most once per Interval, on the instance that holds the
+// maintenance role.
+type Purger struct {
+	cfg   PurgerConfig
+	store purgeStore
+	life  lifecycle
+	wake  chan struct{}
+}
+
+// NewPurger returns a purger over store.
+func NewPurger(store purgeStore, cfg PurgerConfig) *Purger {
+	if cfg.Interval <= 0 {
+		cfg.Interval = PurgerIntervalDefault
+	}
+	if cfg.CheckInterval <= 0 {
+		cfg.CheckInterval = PurgerCheckIntervalDefault
+	}
+	if cfg.Batch <= 0 {
+		cfg.Batch = PurgerBatchDefault
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Leading == nil {
+		cfg.Leading = func() bool { return true }
+	}
+	return &Purger{cfg: cfg, store: store, life: lifecycle{name: "purger"}, wake: make(chan struct{}, 1)}
+}
+
+// Start purges now (if it may) and then once per Interval, until Stop.
+// With Retention zero or less it does nothing.
+func (p *Purger) Start(ctx context.Context) error {
+	if p.cfg.Retention <= 0 {
+		return nil
+	}
+	_, err := p.life.start(ctx, p.loop)
+	return err
+}
+
+// Stop ends the purger, waiting until ctx ends.
+func (p *Purger) Stop(ctx context.Context) error {
+	_, err := p.life.stop(ctx)
+	return err
+}
+
+// Wake makes the purger check at once (the role was just taken).
+func (p *Purger) Wake() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (p *Purger) loop(ctx context.Context) {
+	var last time.Time // local clock: only the interval matters
+	for {
+		if p.cfg.Leading() && (last.IsZero() || time.Since(last) >= p.cfg.Interval) {
+			last = time.Now()
+			p.purge(ctx)
+		}
+		if !sleep(ctx, p.cfg.CheckInterval, p.wake) {
+			return
+		}
+	}
+}
+
+// purge deletes what is past retention and returns how many rows it deleted.
+func (p *Purger) purge(ctx context.Context) int {
+	cutoff := storage.ToMillis(p.cfg.Now().Add(-p.cfg.Retention))
+	total := 0
+	for ctx.Err() == nil {
+		n, err := p.store.Purge(ctx, cutoff, p.cfg.Batch)
+		total += n
+		if err != nil {
+			if ctx.Err() == nil {
+				p.cfg.Logger.Error("argo: retention purge failed", "error", err)
+			}
+			break
+		}
+		if n < p.cfg.Batch || !sleep(ctx, PurgerPause, nil) {
+			break
+		}
+	}
+	if total > 0 {
+		p.cfg.Logger.Info("argo: purged finished tasks", "rows", total, "older_than", p.cfg.Retention)
+	}
+	return total
+}

@@ -1,0 +1,91 @@
+package runtime
+
+import (
+	"time"
+)
+
+// startLoops starts the poller, which ends when rt.ctx is canceled, and
+// the lease renewer, which Stop ends once nothing holds a lease any more
+// (renewStop). The other background work is services.go's.
+func (rt *Runtime) startLoops() {
+	rt.loops.Add(1)
+	go func() {
+		defer rt.loops.Done()
+		rt.pollLoop()
+	}()
+	go func() {
+		defer close(rt.renewDone)
+		rt.renewLoop()
+	}()
+}
+
+// sleep waits d or until the runtime stops; it reports whether to go on.
+func (rt *Runtime) sleep(d time.Duration, wake <-chan struct{}) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-rt.ctx.Done():
+		return false
+	case <-t.C:
+	case <-wake:
+	}
+	return true
+}
+
+// pollLoop claims due tasks of this instance's shards while there are free
+// workers, every PollInterval or when poked (a submit, a retry timer, a
+// finished attempt).
+func (rt *Runtime) pollLoop() {
+	for {
+		rt.claimAvailable()
+		if !rt.sleep(rt.health.pollDelay(rt.cfg.PollInterval), rt.wake) {
+			return
+		}
+	}
+}
+
+func (rt *Runtime) claimAvailable() {
+	for rt.ctx.Err() == nil {
+		batch := rt.cfg.ClaimBatch
+		if now := rt.now(); rt.holds.AnyDue(now) {
+			// Due held retries take free workers first (the service); the
+			// poller claims only with the workers they leave. It does not
+			// stand aside altogether: a hold loop whose start writes fail
+			// or hang (an outage) would stop every claim meanwhile.
+			rt.holds.Kick()
+			batch = min(batch, rt.workersLeftByHolds(now))
+		}
+		n := rt.reserve(batch)
+		if n == 0 {
+			return
+		}
+		now := rt.now()
+		names := rt.handlerNames()
+		tasks, err := rt.store.ClaimScoped(rt.ctx, rt.cfg.InstanceID, toMillis(now), toMillis(now), toMillis(now.Add(rt.cfg.LeaseDuration)), n, rt.shards.claimScope(names))
+		if err == nil && len(tasks) < n && rt.cfg.StealAfter > 0 {
+			// Spare workers: take tasks left overdue in other instances'
+			// shards (a crashed owner not yet timed out, a busy one). A
+			// failure here must not lose the tasks claimed above.
+			stolen, serr := rt.store.ClaimScoped(rt.ctx, rt.cfg.InstanceID, toMillis(now), toMillis(now.Add(-rt.cfg.StealAfter)), toMillis(now.Add(rt.cfg.LeaseDuration)), n-len(tasks), []claimGroup{{Names: names}})
+			if serr != nil && rt.ctx.Err() == nil {
+				rt.health.failed(rt, "claim", serr)
+			}
+			tasks = append(tasks, stolen...)
+		}
+		rt.unreserve(n - len(tasks))
+		if err != nil {
+			if rt.ctx.Err() == nil {
+				rt.health.failed(rt, "claim", err)
+				rt.observe(func(o Observer) { o.ClaimError(err) })
+			}
+			return
+		}
+		rt.health.ok(rt)
+		for _, t := range tasks {
+			rt.goAttempt(t, rt.handler(t.Name), true)
+		}
+		if len(tasks) < n {
+			return
+		}
+	}
+}

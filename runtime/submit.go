@@ -1,0 +1,250 @@
+package runtime
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"hash/fnv"
+	"math/rand/v2"
+	"time"
+
+	"github.com/argo-retry/argo/internal/storage"
+)
+
+// Execer is what a transactional submit writes through: *sql.Tx, *sqlx.Tx,
+// *sql.DB and *sql.Conn all satisfy it.
+type Execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// preparedDef caches what every submit of one TaskDef shares.
+type preparedDef struct {
+	policy     RetryPolicy
+	policyJSON string
+}
+
+func (rt *Runtime) prepare(d *TaskDef) (*preparedDef, error) {
+	if p, ok := rt.defs.Load(d); ok {
+		return p.(*preparedDef), nil
+	}
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
+	pol := d.policy()
+	p := &preparedDef{policy: pol, policyJSON: encodePolicy(pol)}
+	rt.defs.Store(d, p)
+	return p, nil
+}
+
+// newTask builds the row for c.
+func (rt *Runtime) newTask(c Call, p *preparedDef, now time.Time) *Task {
+	d := c.Task
+	mode, thread := d.Mode, d.Thread
+	if mode == 0 {
+		mode = Immediate
+	}
+	if thread == 0 {
+		thread = Async
+	}
+	due := now
+	if mode == Scheduled {
+		due = now.Add(d.Delay)
+	}
+	if !c.RunAt.IsZero() {
+		due = c.RunAt
+	}
+	t := &Task{
+		Name: d.Name, State: StatePending, MaxAttempts: p.policy.MaxAttempts, ExecuteTime: toMillis(due),
+		ParameterTypes: d.ParameterTypes, MethodName: d.MethodName, MethodSignName: d.Signature,
+		ExecuteIntervalSec: int(p.policy.Initial / time.Second), DelayTime: int(d.Delay / time.Second),
+		Parameter: string(c.Args), PerformanceWay: mode, ThreadWay: thread,
+		AlertExpression: d.Alert, AlertActionBeanName: d.AlertActionName, FallbackClassName: d.FallbackName,
+		ShardKey: rt.shardFor(c.ShardBy), RetryPolicyJSON: p.policyJSON,
+		GmtCreate: toMillis(now), GmtModified: toMillis(now),
+	}
+	if c.UniqueKey != "" {
+		t.UniqueKey = sql.NullString{String: c.UniqueKey, Valid: true}
+	}
+	return t
+}
+
+// shardFor hashes ShardBy into the shard space, or picks a shard at random.
+func (rt *Runtime) shardFor(by string) int {
+	if by == "" {
+		return rand.IntN(rt.cfg.Shards)
+	}
+	h := fnv.New32a()
+	h.Write([]byte(by))
+	return int(h.Sum32() % uint32(rt.cfg.Shards))
+}
+
+// Submit persists c and then follows its TaskDef: a Scheduled task (or one
+// with RunAt) waits for its time; an Immediate Async task runs on the pool
+// at once; an Immediate Sync task runs its first attempt in the caller's
+// goroutine, and Submit returns that attempt's error as an *AttemptError
+// (the task is persisted either way and retried per its policy).
+//
+// Nothing runs before its row is committed. Submit returns nil only when
+// the row exists. An error wrapping ErrNotPersisted means the row was
+// certainly not written and the call will not happen. When the INSERT's
+// answer is lost (the connection dropped, ctx ended mid-statement), Submit
+// finds out by running the same INSERT again (each submit carries a unique
+// token), until ctx's deadline and for at least storage.SubmitResolveFloor (5 s);
+// if the database stays unreachable that long it returns an error wrapping
+// ErrOutcomeUnknown. A refusal caused by lock conflicts (deadlock, lock wait
+// timeout, certification failure) is retried up to maxSubmitLockTries (10)
+// times with jittered backoff first. A UniqueKey already used returns the
+// existing id and ErrDuplicate.
+func (rt *Runtime) Submit(ctx context.Context, c Call) (int64, error) {
+	if c.Task == nil {
+		return 0, notPersisted("?", errors.New("Call.Task is nil"))
+	}
+	p, err := rt.prepareCall(c)
+	if err != nil {
+		return 0, notPersisted(c.Task.Name, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, notPersisted(c.Task.Name, err) // nothing sent
+	}
+	now := rt.now()
+	t := rt.newTask(c, p, now)
+	h := rt.handler(t.Name)
+	runNow := t.PerformanceWay == Immediate && c.RunAt.IsZero() && h != nil
+	sync := runNow && t.ThreadWay == Sync
+	switch {
+	case sync:
+		runNow = rt.reserveSync()
+		sync = runNow
+	case runNow:
+		runNow = rt.reserve(1) == 1 // a full pool (or Stop) leaves it to the poller
+	}
+	if runNow {
+		// Written already leased by this instance, so no poller can take it
+		// and the first attempt needs no claim round trip.
+		t.State, t.ExecuteTimes, t.LeaseOwner = StateRunning, 1, rt.cfg.InstanceID
+		t.LeaseUntil = toMillis(now.Add(rt.cfg.LeaseDuration))
+	}
+	token := storage.NewSubmitToken()
+	resolved, err := rt.store.SubmitInsert(ctx, t, token)
+	if err != nil {
+		var unresolved *storage.UnresolvedError
+		switch {
+		case errors.Is(err, ErrDuplicate):
+			rt.endSubmitReservation(sync, runNow)
+			return t.ID, err
+		case errors.As(err, &unresolved):
+			rt.health.failed(rt, "submit", err)
+			if runNow {
+				// The reservation passes to the background resolution.
+				rt.resolveSubmitLater(t, token, h, sync)
+			}
+			return 0, outcomeUnknown(t.Name, unresolved.Last)
+		}
+		rt.endSubmitReservation(sync, runNow)
+		if ctx.Err() == nil { // the caller's deadline is no database outage
+			rt.health.failed(rt, "submit", err)
+		}
+		return 0, notPersisted(t.Name, err)
+	}
+	if resolved && runNow && !rt.confirmResolvedLease(ctx, t) {
+		rt.endSubmitReservation(sync, runNow)
+		return t.ID, nil // persisted; no longer this instance's to run now
+	}
+	rt.metricSubmitted(t.Name)
+	switch {
+	case sync:
+		return t.ID, rt.runAttempt(ctx, t, h, true)
+	case runNow:
+		rt.goAttempt(t, h, false)
+	default:
+		rt.scheduleWake(t.ExecuteTime.Time())
+	}
+	return t.ID, nil
+}
+
+// SubmitTx writes c inside the caller's transaction (the outbox pattern):
+// a rollback drops it, a commit makes it durable. After the commit an
+// Immediate task runs at once (a watcher sees the row appear) rather than
+// at the next poll; Sync is treated as Async here, since the attempt cannot
+// run before the caller commits.
+//
+// SubmitTx cannot retry inside the caller's transaction: a lock refusal
+// (deadlock 1213, certification failure, Group Replication 3101: the
+// database rolled the whole transaction back) returns an error wrapping
+// ErrNotPersisted that says so. If the INSERT's answer is lost, the row is
+// deleted again through tx (best effort; if tx is broken it cannot commit
+// either) and the error wraps ErrNotPersisted. With an Execer that is not a
+// transaction (*sql.DB, autocommit), a lost answer is resolved as in Submit.
+func (rt *Runtime) SubmitTx(ctx context.Context, tx Execer, c Call) (int64, error) {
+	if c.Task == nil {
+		return 0, notPersisted("?", errors.New("Call.Task is nil"))
+	}
+	if tx == nil {
+		return 0, notPersisted(c.Task.Name, errors.New("SubmitTx needs a transaction"))
+	}
+	p, err := rt.prepareCall(c)
+	if err != nil {
+		return 0, notPersisted(c.Task.Name, err)
+	}
+	t := rt.newTask(c, p, rt.now())
+	token := storage.NewSubmitToken()
+	if err := rt.store.InsertToken(ctx, tx, t, token); err != nil {
+		if errors.Is(err, ErrDuplicate) {
+			return t.ID, err
+		}
+		if rt.store.OutcomeKnown(err) {
+			return 0, notPersisted(t.Name, rt.store.Driver().DescribeLockRefusal(err))
+		}
+		if err := rt.store.ResolveTxInsert(ctx, tx, t, token, err); err != nil {
+			return 0, err
+		}
+	}
+	rt.metricSubmitted(t.Name)
+	if t.PerformanceWay == Immediate && c.RunAt.IsZero() && rt.handler(t.Name) != nil {
+		rt.watchCommit(t.ID)
+	} else {
+		rt.scheduleWake(t.ExecuteTime.Time())
+	}
+	return t.ID, nil
+}
+
+// watchCommit waits, briefly, for a transactionally submitted row to become
+// visible (its transaction committed), then claims and runs it. After two
+// poll intervals it gives up: the poller will find the row if it ever commits.
+func (rt *Runtime) watchCommit(id int64) {
+	rt.loops.Add(1)
+	go func() {
+		defer rt.loops.Done()
+		deadline := time.Now().Add(2 * rt.cfg.PollInterval)
+		wait := time.Millisecond
+		for time.Now().Before(deadline) {
+			select {
+			case <-rt.ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+			if wait < 50*time.Millisecond {
+				wait *= 2
+			}
+			state, found, err := rt.store.TaskState(rt.ctx, id)
+			if err == nil && !found {
+				continue // not committed yet (or rolled back)
+			}
+			if err != nil || state != StatePending {
+				return
+			}
+			if rt.reserve(1) == 0 {
+				rt.poke()
+				return
+			}
+			now := rt.now()
+			t, err := rt.store.ClaimByID(rt.ctx, id, StatePending, rt.cfg.InstanceID, toMillis(now), toMillis(now.Add(rt.cfg.LeaseDuration)))
+			if err != nil || t == nil {
+				rt.unreserve(1)
+				return
+			}
+			rt.goAttempt(t, rt.handler(t.Name), false)
+			return
+		}
+	}()
+}
