@@ -27,6 +27,8 @@ var (
 	flagGaleraFailover = flag.Bool("chaos.galera.failover", true, "give each process a DSN naming every node (its own first) rather than its own node only")
 	flagGaleraWriters  = flag.String("chaos.galera.writers", "all", `"all": each process writes through its own node (multi-writer); "one": every process lists node 1 first (single-writer)`)
 	flagGaleraOn       = flag.String("chaos.galera.on", "galera", `"galera": the cluster; "mariadb": the same workload on one database of the MariaDB server (ARGO_TEST_MYSQL_DSN), without the node kill, for comparison`)
+	flagGaleraLease    = flag.Duration("chaos.galera.lease", galeraLease, "the workers' LeaseDuration")
+	flagGaleraInstance = flag.Duration("chaos.galera.instance-timeout", galeraInstanceTimeout, "the workers' InstanceTimeout")
 	flagGaleraTimeout  = flag.Duration("chaos.galera.timeout", 6*time.Minute, "give up if the Galera chaos test's tasks are not done by then")
 )
 
@@ -152,8 +154,8 @@ func TestChaosGalera(t *testing.T) {
 		from, to := (node-1)*share, min(node*share, tasks)
 		p.cmd = exec.Command(bin, "-dsn", workerDSN(node), "-id", p.id,
 			"-workers", strconv.Itoa(galeraWorkerThreads), "-log", filepath.Join(dir, p.id+".log"),
-			"-lease", galeraLease.String(), "-heartbeat", galeraHeartbeat.String(),
-			"-instance-timeout", galeraInstanceTimeout.String(), "-work", galeraTaskTime.String(),
+			"-lease", flagGaleraLease.String(), "-heartbeat", galeraHeartbeat.String(),
+			"-instance-timeout", flagGaleraInstance.String(), "-work", galeraTaskTime.String(),
 			"-fail-every", strconv.Itoa(galeraFailEvery),
 			"-submit-from", strconv.Itoa(from), "-submit-to", strconv.Itoa(to), "-submit-log", p.submitLog,
 			"-resume", strings.Join(resume, ","), "-backlog", strconv.Itoa(galeraBacklog),
@@ -305,7 +307,7 @@ func TestChaosGalera(t *testing.T) {
 	if g == nil {
 		writers = "every process writes to one MariaDB server, no node is killed (a comparison run)"
 	}
-	t.Logf("galera chaos: %s", writers)
+	t.Logf("galera chaos: %s; lease %s, heartbeat %s, instance timeout %s", writers, *flagGaleraLease, galeraHeartbeat, *flagGaleraInstance)
 	t.Logf("galera chaos: %d tasks (20%% failing once; first attempts %s), %d processes × %d workers, one per node; %s, %.0f tasks/s (%.0f tasks/s before the first fault)",
 		tasks, how, nodes, galeraWorkerThreads, elapsed.Round(time.Millisecond), float64(tasks)/elapsed.Seconds(),
 		float64(succeededAtFirstFault)/firstFault.Sub(start).Seconds())
