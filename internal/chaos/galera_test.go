@@ -260,9 +260,12 @@ func TestChaosGalera(t *testing.T) {
 			t.Logf("+%s: SIGKILLed Galera node %d", nodeKillAt.Sub(start).Round(time.Millisecond), galeraKilledNode)
 		case nodeKilled && !nodeUp && time.Since(nodeKillAt) >= galeraNodeDown:
 			t0 := time.Now()
-			g.StartNode(t, galeraKilledNode)
+			how := g.StartNode(t, galeraKilledNode)
 			nodeBackAt, rejoin, nodeUp = time.Now(), time.Since(t0), true
-			t.Logf("+%s: Galera node %d back and Synced (start, recovery and IST took %s)", nodeBackAt.Sub(start).Round(time.Millisecond), galeraKilledNode, rejoin.Round(time.Millisecond))
+			t.Logf("+%s: Galera node %d back and Synced (start, recovery and rejoin took %s)", nodeBackAt.Sub(start).Round(time.Millisecond), galeraKilledNode, rejoin.Round(time.Millisecond))
+			if !strings.Contains(how, "by IST") {
+				t.Errorf("Galera node %d did not rejoin by IST: %s", galeraKilledNode, how)
+			}
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -343,8 +343,10 @@ func (g *Galera) KillNode(t testing.TB, node int) {
 
 // StartNode starts a node the test killed, waits until it has rejoined and
 // the whole cluster is Synced (DefaultGaleraRejoinTimeout), and gives the
-// disruption lock back once no node of the test's is down.
-func (g *Galera) StartNode(t testing.TB, node int) {
+// disruption lock back once no node of the test's is down. It returns what
+// the start command said, such as "node 3 rejoined at UUID:SEQNO and is
+// Synced in 5s by IST".
+func (g *Galera) StartNode(t testing.TB, node int) string {
 	t.Helper()
 	g.index(node)
 	g.mu.Lock()
@@ -352,27 +354,32 @@ func (g *Galera) StartNode(t testing.TB, node int) {
 	if !g.killed[node] {
 		t.Fatalf("testdb: StartNode(%d): this test did not kill node %d", node, node)
 	}
-	if err := g.startNode(node); err != nil {
+	said, err := g.startNode(node)
+	if err != nil {
 		t.Fatalf("testdb: %v", err)
 	}
+	t.Logf("testdb: %s", said)
+	return said
 }
 
-func (g *Galera) startNode(node int) error {
+func (g *Galera) startNode(node int) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), DefaultGaleraRejoinTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "sh", "-c", g.startCmd+" "+strconv.Itoa(node))
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("starting Galera node %d: %s: %v\n%s", node, cmd.Args[2], err, out)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("starting Galera node %d: %s: %v\n%s", node, cmd.Args[2], err, out)
 	}
 	if err := g.waitSynced(DefaultGaleraRejoinTimeout); err != nil {
-		return fmt.Errorf("after starting node %d: %w", node, err)
+		return "", fmt.Errorf("after starting node %d: %w", node, err)
 	}
 	delete(g.killed, node)
 	if len(g.killed) == 0 && g.lock != nil {
 		g.lock.unlock()
 		g.lock = nil
 	}
-	return nil
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return strings.TrimPrefix(lines[len(lines)-1], "galera.sh: "), nil
 }
 
 // restore starts the nodes the test left down, at its end.
@@ -380,7 +387,7 @@ func (g *Galera) restore(t testing.TB) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for node := range g.killed {
-		if err := g.startNode(node); err != nil {
+		if _, err := g.startNode(node); err != nil {
 			t.Errorf("testdb: restoring the cluster after the test: %v", err)
 		}
 	}
