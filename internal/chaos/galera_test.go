@@ -212,7 +212,7 @@ func TestChaosGalera(t *testing.T) {
 		}
 		submittersDone = 0
 		for node := 1; node <= nodes; node++ {
-			if submitDone(live[node], dir) {
+			if submitDone(live[node]) {
 				submittersDone++
 			}
 		}
@@ -364,7 +364,7 @@ func TestChaosGalera(t *testing.T) {
 }
 
 // submitDone reports whether p's submit log ends its share ("done").
-func submitDone(p *galeraProc, dir string) bool {
+func submitDone(p *galeraProc) bool {
 	b, err := os.ReadFile(p.submitLog)
 	if err != nil {
 		return false
