@@ -89,7 +89,7 @@ func TestChaosGalera(t *testing.T) {
 	var steadyDSN string
 	switch *flagGaleraOn {
 	case "galera":
-		g = testdb.GaleraCluster(t)
+		g = testdb.DisruptGaleraCluster(t)
 		if g.Nodes() != galeraProcesses {
 			t.Fatalf("the cluster has %d nodes, this test wants %d", g.Nodes(), galeraProcesses)
 		}
