@@ -214,7 +214,8 @@ func TestGaleraKillAndRejoin(t *testing.T) {
 		if _, err := g.Status(ctx, victim); err == nil {
 			t.Fatalf("node %d answers after KillNode", victim)
 		}
-		if _, err := lockFile(g.lockPath, false, 200*time.Millisecond); err == nil {
+		if other, err := lockFile(g.lockPath, false, 200*time.Millisecond); err == nil {
+			other.unlock()
 			t.Fatal("another test could take the cluster lock while a node was down")
 		}
 		start := time.Now()
