@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"log/slog"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -320,4 +321,63 @@ func adminExecOn(t *testing.T, s *testdb.MySQLServer, query string) {
 	if _, err := db.ExecContext(ctx, query); err != nil {
 		t.Fatalf("%s: %v", query, err)
 	}
+}
+
+// failoverGoroutines counts the goroutines of failover connectors.
+func failoverGoroutines() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := goruntime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	return strings.Count(string(buf), "internal/failover.(*Connector).monitor(")
+}
+
+// TestServerListHandleCloses: closing a handle OpenDB opened on a server
+// list, and stopping a runtime that opened its own (with its finish pool),
+// stop their health checks.
+func TestServerListHandleCloses(t *testing.T) {
+	srv := testdb.NewMySQLServer(t)
+	dsn := strings.Replace(srv.DSN(t), "tcp(127.0.0.1:", "tcp(127.0.0.1:1,127.0.0.1:", 1)
+	db, _, err := OpenDB(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Ping(); err != nil {
+		t.Fatal(err)
+	}
+	if failoverGoroutines() == 0 {
+		t.Fatal("no health checks running on a handle over a server list")
+	}
+	db.Close()
+	waitFor(t, 10*time.Second, "the health checks to stop after db.Close", func() bool { return failoverGoroutines() == 0 })
+
+	cfg := testConfigT(t, dsn)
+	rt, err := Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := &TaskDef{Name: "failover.close", Policy: fastPolicy(2), Run: func(context.Context, []byte) error { return errors.New("fails once") }}
+	if err := rt.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	id, err := rt.Submit(context.Background(), Call{Task: def, Args: []byte(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, rt, id, StateDead, 30*time.Second) // failures are finished through the finish pool
+	if rt.store.onetripDB() == nil {
+		t.Fatal("no finish pool on a server list")
+	}
+	if n := failoverGoroutines(); n < 2 {
+		t.Errorf("%d health-check goroutines, want the runtime's pool's and the finish pool's", n)
+	}
+	if err := rt.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the health checks to stop after Stop", func() bool { return failoverGoroutines() == 0 })
 }
