@@ -108,6 +108,7 @@ func countLines(lines []string, parts ...string) int {
 type submitStream struct {
 	mu       sync.Mutex
 	ok       []time.Time
+	ids      []int64
 	refusals []error
 	wrong    atomic.Value // an error that wraps neither ErrNotPersisted nor ErrOutcomeUnknown
 	stop     chan struct{}
@@ -125,11 +126,12 @@ func startSubmitStream(rt *Runtime, def *TaskDef, workers int) *submitStream {
 				case <-time.After(5 * time.Millisecond):
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				_, err := rt.Submit(ctx, Call{Task: def, Args: []byte(`{}`)})
+				id, err := rt.Submit(ctx, Call{Task: def, Args: []byte(`{}`)})
 				cancel()
 				s.mu.Lock()
 				if err == nil {
 					s.ok = append(s.ok, time.Now())
+					s.ids = append(s.ids, id)
 				} else {
 					s.refusals = append(s.refusals, err)
 					if !errors.Is(err, ErrNotPersisted) && !errors.Is(err, ErrOutcomeUnknown) {
