@@ -383,3 +383,37 @@ func TestServerListHandleCloses(t *testing.T) {
 	}
 	waitFor(t, 10*time.Second, "the health checks to stop after Stop", func() bool { return failoverGoroutines() == 0 })
 }
+
+// TestOpenDBServerList: a DSN naming several servers opens (no connection
+// yet) and is shown with its list and without its password; a malformed
+// list is refused with what to write, without the password; the driver's
+// own DSN errors still come first.
+func TestOpenDBServerList(t *testing.T) {
+	dsn := "mysql:app:s3cret@tcp(10.0.0.1:3306,10.0.0.2)/argo?timeout=1s"
+	db, dialect, err := OpenDB(dsn)
+	if err != nil {
+		t.Fatalf("OpenDB(%s): %v", RedactDSN(dsn), err)
+	}
+	db.Close()
+	if dialect != DialectMySQL {
+		t.Errorf("dialect %s", dialect)
+	}
+	if got, want := RedactDSN(dsn), "mysql:app:***@tcp(10.0.0.1:3306,10.0.0.2)/argo?timeout=1s"; got != want {
+		t.Errorf("RedactDSN = %s, want %s", got, want)
+	}
+	for _, bad := range []string{
+		"mysql:app:s3cret@tcp(10.0.0.1:3306,,10.0.0.2:3306)/argo",
+		"mysql:app:s3cret@tcp(10.0.0.1:3306, 10.0.0.2:3306)/argo",
+		"mysql:app:s3cret@tcp(10.0.0.1:3306,10.0.0.1)/argo",
+		"mysql:app:s3cret@tcp(10.0.0.1:3306,10.0.0.2:port)/argo",
+	} {
+		_, _, err := OpenDB(bad)
+		if err == nil {
+			t.Errorf("OpenDB(%s) accepted it", bad)
+			continue
+		}
+		if !strings.Contains(err.Error(), "tcp(10.0.0.1:3306,10.0.0.2:3306,10.0.0.3:3306)") || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("OpenDB(%s) = %q: want what to write, and no password", bad, err)
+		}
+	}
+}
