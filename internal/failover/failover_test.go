@@ -282,3 +282,56 @@ func TestReadOnlyAnswerChecksAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestProbeConnectionKilled: the health check's own connection killed on
+// the server (KILL) is replaced without the server being taken for down.
+func TestProbeConnectionKilled(t *testing.T) {
+	srv := startServers(t, 2)
+	opts := testOptions(t)
+	logs := recordLogs(t, &opts)
+	db, fc := openList(t, listDSN(t, srv, ""), opts)
+	ctx := ctxT(t, time.Minute)
+	if _, err := portOf(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxIdleConns(0) // the only connection left to the first server is the health check's
+	admin, err := sql.Open("mysql", srv[0].ServerDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	others := func() []int64 {
+		rows, err := admin.QueryContext(ctx, "SELECT id FROM information_schema.processlist WHERE id <> CONNECTION_ID() AND command <> 'Daemon' AND user = 'root'")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var ids []int64
+		for rows.Next() {
+			var id int64
+			rows.Scan(&id)
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	var killed []int64
+	waitFor(t, 10*time.Second, "one connection (the health check's) on the first server", func() bool {
+		killed = others()
+		return len(killed) == 1
+	})
+	if _, err := admin.ExecContext(ctx, "KILL CONNECTION ?", killed[0]); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "a new health-check connection", func() bool {
+		ids := others()
+		return len(ids) == 1 && ids[0] != killed[0]
+	})
+	for _, l := range logs() {
+		if strings.Contains(l, "unusable") {
+			t.Errorf("the killed health-check connection was taken for the server down: %s", l)
+		}
+	}
+	if fc.Current() != addrOf(t, srv[0]) {
+		t.Errorf("moved to %s", fc.Current())
+	}
+}
