@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"log/slog"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -107,6 +108,7 @@ func countLines(lines []string, parts ...string) int {
 type submitStream struct {
 	mu       sync.Mutex
 	ok       []time.Time
+	ids      []int64
 	refusals []error
 	wrong    atomic.Value // an error that wraps neither ErrNotPersisted nor ErrOutcomeUnknown
 	stop     chan struct{}
@@ -124,11 +126,12 @@ func startSubmitStream(rt *Runtime, def *TaskDef, workers int) *submitStream {
 				case <-time.After(5 * time.Millisecond):
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				_, err := rt.Submit(ctx, Call{Task: def, Args: []byte(`{}`)})
+				id, err := rt.Submit(ctx, Call{Task: def, Args: []byte(`{}`)})
 				cancel()
 				s.mu.Lock()
 				if err == nil {
 					s.ok = append(s.ok, time.Now())
+					s.ids = append(s.ids, id)
 				} else {
 					s.refusals = append(s.refusals, err)
 					if !errors.Is(err, ErrNotPersisted) && !errors.Is(err, ErrOutcomeUnknown) {
@@ -319,5 +322,98 @@ func adminExecOn(t *testing.T, s *testdb.MySQLServer, query string) {
 	defer cancel()
 	if _, err := db.ExecContext(ctx, query); err != nil {
 		t.Fatalf("%s: %v", query, err)
+	}
+}
+
+// failoverGoroutines counts the goroutines of failover connectors.
+func failoverGoroutines() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := goruntime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	return strings.Count(string(buf), "internal/failover.(*Connector).monitor(")
+}
+
+// TestServerListHandleCloses: closing a handle OpenDB opened on a server
+// list, and stopping a runtime that opened its own (with its finish pool),
+// stop their health checks.
+func TestServerListHandleCloses(t *testing.T) {
+	srv := testdb.NewMySQLServer(t)
+	dsn := strings.Replace(srv.DSN(t), "tcp(127.0.0.1:", "tcp(127.0.0.1:1,127.0.0.1:", 1)
+	db, _, err := OpenDB(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Ping(); err != nil {
+		t.Fatal(err)
+	}
+	if failoverGoroutines() == 0 {
+		t.Fatal("no health checks running on a handle over a server list")
+	}
+	db.Close()
+	waitFor(t, 10*time.Second, "the health checks to stop after db.Close", func() bool { return failoverGoroutines() == 0 })
+
+	cfg := testConfigT(t, dsn)
+	rt, err := Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := &TaskDef{Name: "failover.close", Policy: fastPolicy(2), Run: func(context.Context, []byte) error { return errors.New("fails once") }}
+	if err := rt.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	id, err := rt.Submit(context.Background(), Call{Task: def, Args: []byte(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, rt, id, StateDead, 30*time.Second) // failures are finished through the finish pool
+	if rt.store.onetripDB() == nil {
+		t.Fatal("no finish pool on a server list")
+	}
+	if n := failoverGoroutines(); n < 2 {
+		t.Errorf("%d health-check goroutines, want the runtime's pool's and the finish pool's", n)
+	}
+	if err := rt.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the health checks to stop after Stop", func() bool { return failoverGoroutines() == 0 })
+}
+
+// TestOpenDBServerList: a DSN naming several servers opens (no connection
+// yet) and is shown with its list and without its password; a malformed
+// list is refused with what to write, without the password; the driver's
+// own DSN errors still come first.
+func TestOpenDBServerList(t *testing.T) {
+	dsn := "mysql:app:s3cret@tcp(10.0.0.1:3306,10.0.0.2)/argo?timeout=1s"
+	db, dialect, err := OpenDB(dsn)
+	if err != nil {
+		t.Fatalf("OpenDB(%s): %v", RedactDSN(dsn), err)
+	}
+	db.Close()
+	if dialect != DialectMySQL {
+		t.Errorf("dialect %s", dialect)
+	}
+	if got, want := RedactDSN(dsn), "mysql:app:***@tcp(10.0.0.1:3306,10.0.0.2)/argo?timeout=1s"; got != want {
+		t.Errorf("RedactDSN = %s, want %s", got, want)
+	}
+	for _, bad := range []string{
+		"mysql:app:s3cret@tcp(10.0.0.1:3306,,10.0.0.2:3306)/argo",
+		"mysql:app:s3cret@tcp(10.0.0.1:3306, 10.0.0.2:3306)/argo",
+		"mysql:app:s3cret@tcp(10.0.0.1:3306,10.0.0.1)/argo",
+		"mysql:app:s3cret@tcp(10.0.0.1:3306,10.0.0.2:port)/argo",
+	} {
+		_, _, err := OpenDB(bad)
+		if err == nil {
+			t.Errorf("OpenDB(%s) accepted it", bad)
+			continue
+		}
+		if !strings.Contains(err.Error(), "tcp(10.0.0.1:3306,10.0.0.2:3306,10.0.0.3:3306)") || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("OpenDB(%s) = %q: want what to write, and no password", bad, err)
+		}
 	}
 }

@@ -449,12 +449,16 @@ cmd_start_node() {
 		launch "$n"
 	fi
 	wait_synced "$n" $((running + 1))
-	# How it caught up, from what this start wrote to the log.
-	local how=" (no state transfer)"
-	if tail -c +"$((logsize + 1))" "$log" | grep -aq 'IST received'; then
-		how=" by IST"
-	elif tail -c +"$((logsize + 1))" "$log" | grep -aq 'SST received\|SST complete\|State transfer required'; then
+	# How it caught up, from what this start wrote to the log. The SST
+	# script runs on every join and says "rsync IST completed" when there
+	# was nothing to copy; a full SST may be followed by an IST of the
+	# writes made during it, so look for the SST first.
+	local how=" (no state transfer)" since
+	since=$(tail -c +"$((logsize + 1))" "$log")
+	if grep -aq 'SST completed on joiner' <<<"$since"; then
 		how=" by a full SST"
+	elif grep -aq 'IST received' <<<"$since"; then
+		how=" by IST"
 	fi
 	echo "galera.sh: node $n rejoined at ${pos:-no recovered position} and is Synced in $((SECONDS - t0))s$how"
 }

@@ -3,6 +3,9 @@
 // database, SIGKILLs and restarts them while they work through a backlog,
 // and then checks from the database and the workers' fsynced attempt logs
 // that every task succeeded, none was lost, and no (task, attempt) ran twice.
+// galera_test.go does the same on a 3-node Galera cluster, one worker per
+// node, killing a node as well as a worker, with the workers submitting the
+// tasks themselves as a service's callers would.
 //
 // This file holds what the worker and the test share.
 package chaos

@@ -27,6 +27,8 @@ var (
 	flagGaleraFailover = flag.Bool("chaos.galera.failover", true, "give each process a DSN naming every node (its own first) rather than its own node only")
 	flagGaleraWriters  = flag.String("chaos.galera.writers", "all", `"all": each process writes through its own node (multi-writer); "one": every process lists node 1 first (single-writer)`)
 	flagGaleraOn       = flag.String("chaos.galera.on", "galera", `"galera": the cluster; "mariadb": the same workload on one database of the MariaDB server (ARGO_TEST_MYSQL_DSN), without the node kill, for comparison`)
+	flagGaleraLease    = flag.Duration("chaos.galera.lease", galeraLease, "the workers' LeaseDuration")
+	flagGaleraInstance = flag.Duration("chaos.galera.instance-timeout", galeraInstanceTimeout, "the workers' InstanceTimeout")
 	flagGaleraTimeout  = flag.Duration("chaos.galera.timeout", 6*time.Minute, "give up if the Galera chaos test's tasks are not done by then")
 )
 
@@ -87,7 +89,7 @@ func TestChaosGalera(t *testing.T) {
 	var steadyDSN string
 	switch *flagGaleraOn {
 	case "galera":
-		g = testdb.GaleraCluster(t)
+		g = testdb.DisruptGaleraCluster(t)
 		if g.Nodes() != galeraProcesses {
 			t.Fatalf("the cluster has %d nodes, this test wants %d", g.Nodes(), galeraProcesses)
 		}
@@ -152,8 +154,8 @@ func TestChaosGalera(t *testing.T) {
 		from, to := (node-1)*share, min(node*share, tasks)
 		p.cmd = exec.Command(bin, "-dsn", workerDSN(node), "-id", p.id,
 			"-workers", strconv.Itoa(galeraWorkerThreads), "-log", filepath.Join(dir, p.id+".log"),
-			"-lease", galeraLease.String(), "-heartbeat", galeraHeartbeat.String(),
-			"-instance-timeout", galeraInstanceTimeout.String(), "-work", galeraTaskTime.String(),
+			"-lease", flagGaleraLease.String(), "-heartbeat", galeraHeartbeat.String(),
+			"-instance-timeout", flagGaleraInstance.String(), "-work", galeraTaskTime.String(),
 			"-fail-every", strconv.Itoa(galeraFailEvery),
 			"-submit-from", strconv.Itoa(from), "-submit-to", strconv.Itoa(to), "-submit-log", p.submitLog,
 			"-resume", strings.Join(resume, ","), "-backlog", strconv.Itoa(galeraBacklog),
@@ -204,16 +206,19 @@ func TestChaosGalera(t *testing.T) {
 	)
 	for {
 		// Through the steady node: it answers all along (after the stall).
-		if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM argo_task WHERE task_status = ?", runtime.StateSucceeded).Scan(&succeeded); err != nil {
+		var rows int
+		if err := db.QueryRowContext(ctx, "SELECT COUNT(*), COALESCE(SUM(task_status = ?), 0) FROM argo_task", runtime.StateSucceeded).Scan(&rows, &succeeded); err != nil {
 			t.Fatal(err)
 		}
 		submittersDone = 0
 		for node := 1; node <= nodes; node++ {
-			if submitDone(live[node], dir) {
+			if submitDone(live[node]) {
 				submittersDone++
 			}
 		}
-		if succeeded >= tasks && submittersDone == nodes && nodeUp {
+		// Done when every submitter has gone through its share and every
+		// task there is has succeeded (the checks below find any missing).
+		if submittersDone == nodes && succeeded == rows && nodeUp {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -258,9 +263,12 @@ func TestChaosGalera(t *testing.T) {
 			t.Logf("+%s: SIGKILLed Galera node %d", nodeKillAt.Sub(start).Round(time.Millisecond), galeraKilledNode)
 		case nodeKilled && !nodeUp && time.Since(nodeKillAt) >= galeraNodeDown:
 			t0 := time.Now()
-			g.StartNode(t, galeraKilledNode)
+			how := g.StartNode(t, galeraKilledNode)
 			nodeBackAt, rejoin, nodeUp = time.Now(), time.Since(t0), true
-			t.Logf("+%s: Galera node %d back and Synced (start, recovery and IST took %s)", nodeBackAt.Sub(start).Round(time.Millisecond), galeraKilledNode, rejoin.Round(time.Millisecond))
+			t.Logf("+%s: Galera node %d back and Synced (start, recovery and rejoin took %s)", nodeBackAt.Sub(start).Round(time.Millisecond), galeraKilledNode, rejoin.Round(time.Millisecond))
+			if !strings.Contains(how, "by IST") {
+				t.Errorf("Galera node %d did not rejoin by IST: %s", galeraKilledNode, how)
+			}
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -305,7 +313,7 @@ func TestChaosGalera(t *testing.T) {
 	if g == nil {
 		writers = "every process writes to one MariaDB server, no node is killed (a comparison run)"
 	}
-	t.Logf("galera chaos: %s", writers)
+	t.Logf("galera chaos: %s; lease %s, heartbeat %s, instance timeout %s", writers, *flagGaleraLease, galeraHeartbeat, *flagGaleraInstance)
 	t.Logf("galera chaos: %d tasks (20%% failing once; first attempts %s), %d processes × %d workers, one per node; %s, %.0f tasks/s (%.0f tasks/s before the first fault)",
 		tasks, how, nodes, galeraWorkerThreads, elapsed.Round(time.Millisecond), float64(tasks)/elapsed.Seconds(),
 		float64(succeededAtFirstFault)/firstFault.Sub(start).Seconds())
@@ -356,7 +364,7 @@ func TestChaosGalera(t *testing.T) {
 }
 
 // submitDone reports whether p's submit log ends its share ("done").
-func submitDone(p *galeraProc, dir string) bool {
+func submitDone(p *galeraProc) bool {
 	b, err := os.ReadFile(p.submitLog)
 	if err != nil {
 		return false

@@ -4,9 +4,6 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
-	"io"
-	"net"
-	"sync/atomic"
 
 	"github.com/go-sql-driver/mysql"
 )
@@ -27,13 +24,13 @@ type fullConn interface {
 
 // conn is a driver connection to one server of a Connector. It reports
 // itself bad (IsValid, ResetSession) once its server is no longer the one
-// in use or is marked unusable, or once it saw a connection-level error, so
-// that database/sql drops it instead of pooling it.
+// in use or is marked unusable, so that database/sql drops it instead of
+// pooling it; the driver's own IsValid and ResetSession (a connection that
+// saw a network error, a dead socket) are asked as well.
 type conn struct {
 	inner  fullConn
 	server *server
 	owner  *Connector
-	broken atomic.Bool
 }
 
 var _ fullConn = (*conn)(nil)
@@ -44,18 +41,15 @@ func (c *conn) Unwrap() driver.Conn { return c.inner }
 // Server returns the address of the connection's server.
 func (c *conn) Server() string { return c.server.addr }
 
-// observe looks at the error of a call on the connection: a broken
-// connection is marked broken and the servers are checked at once; a
-// server-level refusal (a Galera node that left the primary component, a
-// server shutting down) also marks the server unusable. It returns err.
+// observe looks at the error of a call on the connection: a server that
+// refuses work (a Galera node outside the primary component, a server
+// shutting down) is marked unusable, so that every connection to it leaves
+// the pool and new ones go elsewhere; a server that says it is read-only
+// is checked at once. It returns err.
 func (c *conn) observe(err error) error {
 	switch classify(err) {
 	case serverUnusable:
-		c.broken.Store(true)
 		c.owner.markUnusable(c.server, err, "")
-		c.owner.askRecheck()
-	case connBroken:
-		c.broken.Store(true)
 		c.owner.askRecheck()
 	case serverSuspect:
 		c.owner.askRecheck()
@@ -63,53 +57,40 @@ func (c *conn) observe(err error) error {
 	return err
 }
 
-// errorKind is what an error says of the connection and its server.
+// errorKind is what an error says of the connection's server.
 type errorKind int
 
 const (
-	statementError errorKind = iota // the statement's own: nothing to do
-	connBroken                      // the connection cannot be used again
+	statementError errorKind = iota // the statement's own, or the connection's (the driver discards a broken one)
 	serverUnusable                  // the server refuses work: use another
-	serverSuspect                   // the server may have changed (read-only): check it
+	serverSuspect                   // the server may have become read-only: check it now
 )
 
 // MySQL error numbers that say something of the server, not the statement.
 const (
-	erUnknownCommand     = 1047 // a Galera node not ready or outside the primary component: "WSREP has not yet prepared node for application use"
-	erServerShutdown     = 1053 // server shutdown in progress
-	erConnectionKilled   = 1927 // the connection was killed
-	erOptionPrevents     = 1290 // e.g. "running with the --read-only option"
-	erReadOnlyTransacion = 1792 // "cannot execute statement in a READ ONLY transaction"
-	erReadOnlyMode       = 1836 // MySQL: "running in read-only mode"
+	erUnknownCommand = 1047 // a Galera node not ready or outside the primary component: "WSREP has not yet prepared node for application use"
+	erServerShutdown = 1053 // server shutdown in progress
+	erOptionPrevents = 1290 // e.g. "running with the --read-only option"
+	erReadOnlyMode   = 1836 // MySQL: "running in read-only mode"
 )
 
 func classify(err error) errorKind {
-	if err == nil {
-		return statementError
-	}
 	var me *mysql.MySQLError
-	if errors.As(err, &me) {
-		switch me.Number {
-		case erUnknownCommand, erServerShutdown:
-			return serverUnusable
-		case erConnectionKilled:
-			return connBroken
-		case erOptionPrevents, erReadOnlyMode:
-			return serverSuspect
-		}
+	if !errors.As(err, &me) {
 		return statementError
 	}
-	var ne net.Error
-	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, mysql.ErrInvalidConn) ||
-		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne) {
-		return connBroken
+	switch me.Number {
+	case erUnknownCommand, erServerShutdown:
+		return serverUnusable
+	case erOptionPrevents, erReadOnlyMode:
+		return serverSuspect
 	}
 	return statementError
 }
 
 // usable reports whether the connection may be handed out again.
 func (c *conn) usable() bool {
-	return !c.broken.Load() && c.owner.inUse(c.server)
+	return c.owner.inUse(c.server)
 }
 
 func (c *conn) IsValid() bool { return c.usable() && c.inner.IsValid() }

@@ -258,7 +258,9 @@ func (c *Connector) preference(tried []bool) []int {
 func (c *Connector) open(ctx context.Context, s *server) (*conn, error) {
 	raw, err := s.connect(ctx)
 	if err != nil {
-		c.markUnusable(s, err, "")
+		if ctx.Err() == nil { // not the caller's deadline: the server's failure
+			c.markUnusable(s, err, "")
+		}
 		return nil, err
 	}
 	dc, ok := raw.(fullConn)
@@ -272,6 +274,9 @@ func (c *Connector) open(ctx context.Context, s *server) (*conn, error) {
 		cancel()
 		if why != "" || err != nil {
 			dc.Close()
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
 			c.markUnusable(s, err, why)
 			if err == nil {
 				err = errors.New(why)

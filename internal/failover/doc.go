@@ -30,15 +30,16 @@
 //
 // Connections are wrapped so that database/sql drops them once they should
 // no longer be used: IsValid and ResetSession report a connection bad when
-// its server is not the current one or is marked unusable, or when the
-// connection itself saw a connection-level error (a broken network
-// connection, or the server answering 1047 "WSREP has not yet prepared node
-// for application use" or 1053 "server shutdown in progress"). The wrapper
-// implements every optional interface of the driver's connection
-// (ExecerContext, QueryerContext, ConnBeginTx, ConnPrepareContext,
-// NamedValueChecker, Pinger, SessionResetter, Validator) and returns the
-// driver's own results, so code using sql.Conn.Raw keeps working; Unwrap
-// returns the driver's connection.
+// its server is not the current one or is marked unusable (besides what the
+// driver itself reports: a connection that saw a network error). A server
+// that answers 1047 ("WSREP has not yet prepared node for application use":
+// a Galera node that left the primary component) or 1053 (server shutdown
+// in progress) is marked unusable at once; one that answers 1290 or 1836
+// (read-only) is checked at once. The wrapper implements every optional
+// interface of the driver's connection (ExecerContext, QueryerContext,
+// ConnBeginTx, ConnPrepareContext, NamedValueChecker, Pinger,
+// SessionResetter, Validator) and returns the driver's own results, so code
+// using sql.Conn.Raw keeps working; Unwrap returns the driver's connection.
 //
 // # Health checks
 //

@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"github.com/go-sql-driver/mysql"
 	"slices"
 	"strings"
 	"testing"
@@ -181,8 +182,12 @@ func TestPooledConnectionsLeave(t *testing.T) {
 	}
 	adminExec(t, srv[0], "SET GLOBAL read_only = 1")
 	waitFor(t, 30*time.Second, "the second server to be current", func() bool { return fc.Current() == addrOf(t, srv[1]) })
+	idle := db.Stats().Idle
 	for _, c := range conns[n/2:] {
 		c.Close()
+	}
+	if after := db.Stats().Idle; after != idle {
+		t.Errorf("%d connections held on the first server were pooled when released after the switch", after-idle)
 	}
 	// Take n connections at once: none may be an old one.
 	var held []*sql.Conn
@@ -228,5 +233,105 @@ func TestNoServerUsable(t *testing.T) {
 	srv[1].Start(t)
 	if port, err := portOf(ctx, db); err != nil || port != portOfServer(t, srv[1]) {
 		t.Errorf("after the second server came back: port %s (%v)", port, err)
+	}
+}
+
+// TestReadOnlyAnswerChecksAtOnce: a write refused because the server became
+// read-only (1290) has the servers checked at once, not at the next round:
+// the next write goes to a writable server.
+func TestReadOnlyAnswerChecksAtOnce(t *testing.T) {
+	srv := startServers(t, 2)
+	for _, s := range srv {
+		adminExec(t, s, "CREATE DATABASE failover_probe")
+		for _, host := range []string{"%", "localhost", "127.0.0.1"} {
+			// Not root: read_only does not apply to SUPER.
+			adminExec(t, s, "CREATE USER 'app'@'"+host+"' IDENTIFIED BY 'app-secret'")
+			adminExec(t, s, "GRANT ALL ON failover_probe.* TO 'app'@'"+host+"'")
+		}
+	}
+	opts := testOptions(t)
+	opts.CheckInterval = time.Hour // no round but the first, unless asked
+	logs := recordLogs(t, &opts)
+	dsn := strings.Replace(listDSN(t, srv, "failover_probe"), "root@", "app:app-secret@", 1)
+	db, fc := openList(t, dsn, opts)
+	ctx := ctxT(t, 2*time.Minute)
+	write := func() error {
+		_, err := db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS t (id INT)")
+		if err == nil {
+			_, err = db.ExecContext(ctx, "INSERT INTO t VALUES (1)")
+		}
+		return err
+	}
+	if err := write(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the second server to be checked once", func() bool { return fc.servers[1].usable() })
+	adminExec(t, srv[0], "SET GLOBAL read_only = 1")
+	err := write()
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) || me.Number != 1290 {
+		t.Fatalf("write on the read-only server: %v, want error 1290", err)
+	}
+	waitFor(t, 10*time.Second, "a write to succeed on the second server", func() bool { return write() == nil })
+	if port, err := portOf(ctx, db); err != nil || port != portOfServer(t, srv[1]) {
+		t.Errorf("after the refusal, port %s (%v), want the second server", port, err)
+	}
+	for _, l := range logs() {
+		if strings.Contains(l, "app-secret") {
+			t.Errorf("a log line shows the password: %s", l)
+		}
+	}
+}
+
+// TestProbeConnectionKilled: the health check's own connection killed on
+// the server (KILL) is replaced without the server being taken for down.
+func TestProbeConnectionKilled(t *testing.T) {
+	srv := startServers(t, 2)
+	opts := testOptions(t)
+	logs := recordLogs(t, &opts)
+	db, fc := openList(t, listDSN(t, srv, ""), opts)
+	ctx := ctxT(t, time.Minute)
+	if _, err := portOf(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxIdleConns(0) // the only connection left to the first server is the health check's
+	admin, err := sql.Open("mysql", srv[0].ServerDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	others := func() []int64 {
+		rows, err := admin.QueryContext(ctx, "SELECT id FROM information_schema.processlist WHERE id <> CONNECTION_ID() AND command <> 'Daemon' AND user = 'root'")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var ids []int64
+		for rows.Next() {
+			var id int64
+			rows.Scan(&id)
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	var killed []int64
+	waitFor(t, 10*time.Second, "one connection (the health check's) on the first server", func() bool {
+		killed = others()
+		return len(killed) == 1
+	})
+	if _, err := admin.ExecContext(ctx, "KILL CONNECTION ?", killed[0]); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "a new health-check connection", func() bool {
+		ids := others()
+		return len(ids) == 1 && ids[0] != killed[0]
+	})
+	for _, l := range logs() {
+		if strings.Contains(l, "unusable") {
+			t.Errorf("the killed health-check connection was taken for the server down: %s", l)
+		}
+	}
+	if fc.Current() != addrOf(t, srv[0]) {
+		t.Errorf("moved to %s", fc.Current())
 	}
 }

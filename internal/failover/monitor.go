@@ -2,6 +2,7 @@ package failover
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -60,40 +61,51 @@ func (c *Connector) checkAll(ctx context.Context) {
 }
 
 // checkOne checks s on the monitor's own connection to it (opened when
-// missing, dropped after a failure) and marks s by the outcome.
+// missing, dropped after a failure) and marks s by the outcome. A check
+// that fails on a connection kept from an earlier round is tried once more
+// on a new one: a connection the server dropped (KILL, a restart of a
+// proxy) says nothing of the server.
 func (c *Connector) checkOne(ctx context.Context, s *server) {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.CheckTimeout)
 	defer cancel()
+	reused := s.probe != nil
+	why, err := c.probe(ctx, s)
+	if err != nil && reused && ctx.Err() == nil && !stopping(c.stop) {
+		why, err = c.probe(ctx, s)
+	}
+	switch {
+	case stopping(c.stop):
+		// cut short by Close: says nothing of the server
+	case err != nil:
+		c.markUnusable(s, err, "")
+	case why != "":
+		c.markUnusable(s, nil, why)
+	default:
+		c.markUsable(s)
+	}
+}
+
+// probe runs the health check on the monitor's connection to s, opening
+// it when missing; after a failure the connection is closed and dropped.
+func (c *Connector) probe(ctx context.Context, s *server) (why string, err error) {
 	if s.probe == nil {
 		raw, err := s.connect(ctx)
 		if err != nil {
-			if !stopping(c.stop) {
-				c.markUnusable(s, err, "")
-			}
-			return
+			return "", err
 		}
 		dc, ok := raw.(fullConn)
 		if !ok {
 			raw.Close()
-			return
+			return "", fmt.Errorf("failover: the MySQL driver's connection (%T) lacks an interface this package wraps", raw)
 		}
 		s.probe = dc
 	}
-	why, err := checkServer(ctx, s.probe)
+	why, err = checkServer(ctx, s.probe)
 	if err != nil {
 		s.probe.Close()
 		s.probe = nil
-		if stopping(c.stop) {
-			return // cut short by Close: says nothing of the server
-		}
-		c.markUnusable(s, err, "")
-		return
 	}
-	if why != "" {
-		c.markUnusable(s, nil, why)
-		return
-	}
-	c.markUsable(s)
+	return why, err
 }
 
 func stopping(stop chan struct{}) bool {

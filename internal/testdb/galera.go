@@ -29,9 +29,11 @@ const (
 	// number is appended again (--wsrep-recover, then a rejoin by IST) and
 	// waits until it is Synced.
 	EnvGaleraStartNode = "ARGO_TEST_GALERA_START_NODE"
-	// EnvGaleraLock names a file that tests flock while a node is down, so
-	// that two tests (in two packages run at once) never take down two
-	// nodes of three and lose the quorum.
+	// EnvGaleraLock names a file every test using the cluster flocks (go
+	// test runs packages as separate processes): shared by the tests that
+	// only use it, exclusive by a test that takes a node down or out of
+	// service, so that no test sees another's disruption and two tests
+	// never take down two nodes of three and lose the quorum.
 	EnvGaleraLock = "ARGO_TEST_GALERA_LOCK"
 )
 
@@ -40,11 +42,9 @@ const galeraHint = EnvGaleraDSNs + " is not set, so there is no Galera cluster t
 	"(it needs galera-4, rsync and mariadb-server: sudo apt-get install galera-4 rsync mariadb-server), " +
 	"or start one yourself: scripts/galera.sh start /tmp/argo-galera && eval \"$(scripts/galera.sh env /tmp/argo-galera)\""
 
-// SteadyNode is the node no test kills: tests that need a cluster but do
-// not take nodes down (the storage conformance suite) use it, so that they
-// keep working while another package's test kills a different node. They
-// may still see a write stall of several seconds when that happens (the
-// cluster waits to declare the killed node gone).
+// SteadyNode is the node new databases are created through, and the node
+// of GaleraDSN. A disruptive test (DisruptGaleraCluster) may kill any node,
+// including this one.
 const SteadyNode = 1
 
 // Deadlines of the cluster helpers.
@@ -55,36 +55,61 @@ const (
 	// DefaultGaleraVisibleTimeout bounds the wait for a new database to
 	// appear on every node.
 	DefaultGaleraVisibleTimeout = 3 * time.Minute
-	// DefaultGaleraLockTimeout bounds the wait for another test to give
-	// the cluster back (EnvGaleraLock).
+	// DefaultGaleraLockTimeout bounds the wait for the cluster lock
+	// (EnvGaleraLock): for a disruptive test to give the cluster back, or,
+	// for a disruptive test, for the others to finish.
 	DefaultGaleraLockTimeout = 10 * time.Minute
 	// galeraStatusTimeout bounds one status query of one node.
 	galeraStatusTimeout = 3 * time.Second
 )
 
 // Galera is the test cluster, as one test sees it: each test gets its own
-// (from GaleraCluster), which remembers the nodes that test took down.
+// (from GaleraCluster or DisruptGaleraCluster), which holds the test's
+// share of the cluster lock and remembers the nodes the test took down.
 type Galera struct {
-	servers  []string // node i+1's server DSN (no database)
-	killCmd  string
-	startCmd string
-	lockPath string
+	servers   []string // node i+1's server DSN (no database)
+	killCmd   string
+	startCmd  string
+	lockPath  string
+	exclusive bool // from DisruptGaleraCluster: the test may take nodes down
 
 	mu     sync.Mutex
 	killed map[int]bool // nodes this test killed and has not started again
-	lock   *fileLock    // held while killed is not empty
+	lock   *fileLock    // the cluster lock, until the test ends
 }
 
-// GaleraCluster returns the cluster from EnvGaleraDSNs. Without one the
+// GaleraCluster returns the cluster from EnvGaleraDSNs, for a test that
+// uses it without taking nodes down: the test holds the cluster lock
+// shared until it ends, so no disruptive test runs meanwhile (it waits up
+// to DefaultGaleraLockTimeout for one to finish). Without a cluster the
 // test is skipped with a message saying how to get one, or fails under CI.
 func GaleraCluster(t testing.TB) *Galera {
+	t.Helper()
+	return galeraCluster(t, false)
+}
+
+// DisruptGaleraCluster is GaleraCluster for a test that takes nodes down
+// (KillNode): it holds the cluster lock exclusively until it ends, waiting
+// for the tests using the cluster to finish, and starts from a cluster
+// whose nodes are all Synced. Nodes the test left down are started again
+// before the lock is given back.
+func DisruptGaleraCluster(t testing.TB) *Galera {
+	t.Helper()
+	return galeraCluster(t, true)
+}
+
+func galeraCluster(t testing.TB, exclusive bool) *Galera {
 	t.Helper()
 	raw := os.Getenv(EnvGaleraDSNs)
 	if raw == "" {
 		skipOrFail(t, galeraHint)
 	}
 	g := &Galera{killCmd: os.Getenv(EnvGaleraKillNode), startCmd: os.Getenv(EnvGaleraStartNode),
-		lockPath: os.Getenv(EnvGaleraLock), killed: map[int]bool{}}
+		lockPath: os.Getenv(EnvGaleraLock), exclusive: exclusive, killed: map[int]bool{}}
+	if exclusive && (g.killCmd == "" || g.startCmd == "" || g.lockPath == "") {
+		skipOrFail(t, EnvGaleraKillNode+", "+EnvGaleraStartNode+" and "+EnvGaleraLock+" are not all set, so nodes cannot be taken down: "+
+			"run the tests with `make test`, or export what `scripts/galera.sh env DIR` prints")
+	}
 	for _, dsn := range strings.Split(raw, ",") {
 		if dsn = strings.TrimSpace(dsn); dsn == "" {
 			continue
@@ -97,7 +122,22 @@ func GaleraCluster(t testing.TB) *Galera {
 	if len(g.servers) < 3 {
 		t.Fatalf("testdb: %s names %d nodes, want 3 or more (comma-separated DSNs)", EnvGaleraDSNs, len(g.servers))
 	}
+	if g.lockPath != "" {
+		start := time.Now()
+		lock, err := lockFile(g.lockPath, exclusive, DefaultGaleraLockTimeout)
+		if err != nil {
+			t.Fatalf("testdb: Galera cluster lock: %v", err)
+		}
+		g.lock = lock
+		if waited := time.Since(start); waited > time.Second {
+			t.Logf("testdb: waited %s for the Galera cluster lock (exclusive: %v)", waited.Round(time.Millisecond), exclusive)
+		}
+	}
 	t.Cleanup(func() { g.restore(t) })
+	if exclusive {
+		// The last disruptive test may have left a node catching up.
+		g.WaitSynced(t, DefaultGaleraRejoinTimeout)
+	}
 	return g
 }
 
@@ -115,9 +155,10 @@ func (g *Galera) index(node int) int {
 }
 
 // GaleraDSN creates a fresh database on the cluster's SteadyNode, drops it
-// when the test ends, and returns that node's "mysql:" DSN for it. Ids are
-// those the cluster hands out (each node its own offset, step the cluster
-// size). Without a cluster the test is skipped, or fails under CI.
+// when the test ends, and returns that node's "mysql:" DSN for it; the test
+// holds the cluster lock shared (see GaleraCluster). Ids are those the
+// cluster hands out (each node its own offset, step the cluster size).
+// Without a cluster the test is skipped, or fails under CI.
 func GaleraDSN(t testing.TB) string {
 	t.Helper()
 	g := GaleraCluster(t)
@@ -305,46 +346,26 @@ func (g *Galera) waitSynced(timeout time.Duration) error {
 	}
 }
 
-// KillNode SIGKILLs node, as in a crash. The test first takes the cluster's
-// disruption lock (EnvGaleraLock; waiting up to DefaultGaleraLockTimeout for
-// another test to give it back), and holds it until every node it killed is
-// Synced again. A node the test leaves down is started again when it ends.
-// Killing the SteadyNode fails the test: other tests rely on it.
+// KillNode SIGKILLs node, as in a crash. The test must hold the cluster
+// from DisruptGaleraCluster. A node the test leaves down is started again
+// when it ends.
 func (g *Galera) KillNode(t testing.TB, node int) {
 	t.Helper()
 	g.index(node)
-	if node == SteadyNode {
-		t.Fatalf("testdb: node %d is the steady node other tests use at the same time; kill another", SteadyNode)
-	}
-	if g.killCmd == "" || g.startCmd == "" || g.lockPath == "" {
-		skipOrFail(t, EnvGaleraKillNode+", "+EnvGaleraStartNode+" and "+EnvGaleraLock+" are not all set, so nodes cannot be killed: "+
-			"run the tests with `make test`, or export what `scripts/galera.sh env DIR` prints")
+	if !g.exclusive {
+		t.Fatalf("testdb: KillNode(%d) on a cluster from GaleraCluster: take it with DisruptGaleraCluster, so that no other test uses it meanwhile", node)
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.lock == nil {
-		start := time.Now()
-		lock, err := lockFile(g.lockPath, DefaultGaleraLockTimeout)
-		if err != nil {
-			t.Fatalf("testdb: Galera disruption lock: %v", err)
-		}
-		if waited := time.Since(start); waited > time.Second {
-			t.Logf("testdb: waited %s for another test to give the Galera cluster back", waited.Round(time.Millisecond))
-		}
-		g.lock = lock
-		// Another test may have left a node rejoining: start from a whole cluster.
-		if err := g.waitSynced(DefaultGaleraRejoinTimeout); err != nil {
-			t.Fatalf("testdb: before killing node %d: %v", node, err)
-		}
-	}
 	g.killed[node] = true
 	Sh(t, g.killCmd+" "+strconv.Itoa(node))
 }
 
-// StartNode starts a node the test killed, waits until it has rejoined and
-// the whole cluster is Synced (DefaultGaleraRejoinTimeout), and gives the
-// disruption lock back once no node of the test's is down.
-func (g *Galera) StartNode(t testing.TB, node int) {
+// StartNode starts a node the test killed and waits until it has rejoined
+// and the whole cluster is Synced (DefaultGaleraRejoinTimeout). It returns
+// what the start command said, such as "node 3 rejoined at UUID:SEQNO and is
+// Synced in 5s by IST".
+func (g *Galera) StartNode(t testing.TB, node int) string {
 	t.Helper()
 	g.index(node)
 	g.mu.Lock()
@@ -352,35 +373,37 @@ func (g *Galera) StartNode(t testing.TB, node int) {
 	if !g.killed[node] {
 		t.Fatalf("testdb: StartNode(%d): this test did not kill node %d", node, node)
 	}
-	if err := g.startNode(node); err != nil {
+	said, err := g.startNode(node)
+	if err != nil {
 		t.Fatalf("testdb: %v", err)
 	}
+	t.Logf("testdb: %s", said)
+	return said
 }
 
-func (g *Galera) startNode(node int) error {
+func (g *Galera) startNode(node int) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), DefaultGaleraRejoinTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "sh", "-c", g.startCmd+" "+strconv.Itoa(node))
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("starting Galera node %d: %s: %v\n%s", node, cmd.Args[2], err, out)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("starting Galera node %d: %s: %v\n%s", node, cmd.Args[2], err, out)
 	}
 	if err := g.waitSynced(DefaultGaleraRejoinTimeout); err != nil {
-		return fmt.Errorf("after starting node %d: %w", node, err)
+		return "", fmt.Errorf("after starting node %d: %w", node, err)
 	}
 	delete(g.killed, node)
-	if len(g.killed) == 0 && g.lock != nil {
-		g.lock.unlock()
-		g.lock = nil
-	}
-	return nil
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return strings.TrimPrefix(lines[len(lines)-1], "galera.sh: "), nil
 }
 
-// restore starts the nodes the test left down, at its end.
+// restore starts the nodes the test left down, at its end, and gives the
+// cluster lock back.
 func (g *Galera) restore(t testing.TB) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for node := range g.killed {
-		if err := g.startNode(node); err != nil {
+		if _, err := g.startNode(node); err != nil {
 			t.Errorf("testdb: restoring the cluster after the test: %v", err)
 		}
 	}

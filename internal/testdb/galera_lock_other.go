@@ -11,7 +11,7 @@ import (
 // nodes run on Unix only.
 type fileLock struct{}
 
-func lockFile(path string, timeout time.Duration) (*fileLock, error) {
+func lockFile(path string, exclusive bool, timeout time.Duration) (*fileLock, error) {
 	return nil, fmt.Errorf("locking %s needs flock: run the Galera tests on Linux", path)
 }
 

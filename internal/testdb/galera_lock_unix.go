@@ -14,16 +14,20 @@ import (
 // machine (go test runs packages as separate processes).
 type fileLock struct{ f *os.File }
 
-// lockFile takes an exclusive lock on path (created if missing), waiting
-// up to timeout for its holder to let go.
-func lockFile(path string, timeout time.Duration) (*fileLock, error) {
+// lockFile takes a lock on path (created if missing), exclusive or shared,
+// waiting up to timeout for the holders it conflicts with to let go.
+func lockFile(path string, exclusive bool, timeout time.Duration) (*fileLock, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}
+	how := syscall.LOCK_SH
+	if exclusive {
+		how = syscall.LOCK_EX
+	}
 	deadline := time.Now().Add(timeout)
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
 		if err == nil {
 			return &fileLock{f: f}, nil
 		}
@@ -33,7 +37,7 @@ func lockFile(path string, timeout time.Duration) (*fileLock, error) {
 		}
 		if time.Now().After(deadline) {
 			f.Close()
-			return nil, fmt.Errorf("%s still locked by another test after %s", path, timeout)
+			return nil, fmt.Errorf("%s still locked by other tests after %s", path, timeout)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

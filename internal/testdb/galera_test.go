@@ -131,43 +131,50 @@ func TestConflictCounterCountsBFAborts(t *testing.T) {
 	defer cancel()
 	db1, _ := openMySQL(t, d.DSN(1))
 	db2, _ := openMySQL(t, d.DSN(2))
-	if _, err := db1.ExecContext(ctx, "CREATE TABLE t (id INT PRIMARY KEY, v INT NOT NULL)"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db1.ExecContext(ctx, "INSERT INTO t VALUES (1, 0)"); err != nil {
-		t.Fatal(err)
-	}
-	waitRow(t, ctx, db2)
-
 	c := g.CountConflicts(t)
-	local, err := db1.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer local.Rollback()
-	if _, err := local.ExecContext(ctx, "UPDATE t SET v = 1 WHERE id = 1"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db2.ExecContext(ctx, "UPDATE t SET v = 2 WHERE id = 1"); err != nil {
-		t.Fatalf("the remote write: %v", err)
-	}
-	err = local.Commit()
-	var myErr *mysql.MySQLError
-	if !errors.As(err, &myErr) || myErr.Number != 1213 {
-		t.Fatalf("the local transaction's commit: %v, want a deadlock error (1213): a brute-force abort", err)
-	}
+	makeBFAbort(t, ctx, db1, db2)
 	c.Sample()
 	if c.BFAborts+c.CertFailures < 1 || c.BFAborts+c.CertFailures > 5 {
 		t.Errorf("counted %d brute-force aborts and %d certification failures, want 1 in all (a few more from other tests at most)", c.BFAborts, c.CertFailures)
 	}
 }
 
-// waitRow waits until db (through some node) sees the row of t with id 1.
-func waitRow(t *testing.T, ctx context.Context, db *sql.DB) {
+// makeBFAbort makes one brute-force abort on local's node: a transaction
+// open there holds a row that a transaction through remote's node then
+// commits; the replicated write aborts the local one.
+func makeBFAbort(t *testing.T, ctx context.Context, local, remote *sql.DB) {
+	t.Helper()
+	if _, err := local.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS bf (id INT PRIMARY KEY, v INT NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := local.ExecContext(ctx, "INSERT IGNORE INTO bf VALUES (1, 0)"); err != nil {
+		t.Fatal(err)
+	}
+	waitRow(t, ctx, remote, "bf")
+	tx, err := local.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, "UPDATE bf SET v = v + 1 WHERE id = 1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := remote.ExecContext(ctx, "UPDATE bf SET v = v + 2 WHERE id = 1"); err != nil {
+		t.Fatalf("the remote write: %v", err)
+	}
+	err = tx.Commit()
+	var myErr *mysql.MySQLError
+	if !errors.As(err, &myErr) || myErr.Number != 1213 {
+		t.Fatalf("the local transaction's commit: %v, want a deadlock error (1213): a brute-force abort", err)
+	}
+}
+
+// waitRow waits until db (through some node) sees the row of table with id 1.
+func waitRow(t *testing.T, ctx context.Context, db *sql.DB, table string) {
 	t.Helper()
 	for {
 		var n int
-		err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM t WHERE id = 1").Scan(&n)
+		err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+table+" WHERE id = 1").Scan(&n)
 		if err == nil && n == 1 {
 			return
 		}
@@ -179,76 +186,122 @@ func waitRow(t *testing.T, ctx context.Context, db *sql.DB) {
 }
 
 // TestGaleraKillAndRejoin kills a node, writes while it is down, starts it
-// again and checks that it is Synced with the write (caught up by IST), that
-// the conflict counter survives the restart, and that the disruption lock
-// was held meanwhile and given back.
+// again and checks that it is Synced with the write (caught up by IST, not
+// a full SST), that the conflict counter keeps what the node counted before
+// it died, and that the cluster lock kept every other test out meanwhile and
+// was given back, with the node up again, when the test ended.
 func TestGaleraKillAndRejoin(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills a Galera node: some 15 s")
 	}
-	g := GaleraCluster(t)
-	d := g.NewDatabase(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
 	const victim = 3
-	db1, _ := openMySQL(t, d.DSN(SteadyNode))
-	dbVictim, _ := openMySQL(t, d.DSN(victim))
-	if _, err := db1.ExecContext(ctx, "CREATE TABLE t (id INT PRIMARY KEY)"); err != nil {
-		t.Fatal(err)
-	}
-	c := g.CountConflicts(t)
-	c.Sample()
+	var g *Galera
+	t.Run("disrupt", func(t *testing.T) {
+		g = DisruptGaleraCluster(t)
+		d := g.NewDatabase(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		db1, _ := openMySQL(t, d.DSN(SteadyNode))
+		dbVictim, _ := openMySQL(t, d.DSN(victim))
+		if _, err := db1.ExecContext(ctx, "CREATE TABLE t (id INT PRIMARY KEY)"); err != nil {
+			t.Fatal(err)
+		}
+		c := g.CountConflicts(t)
+		makeBFAbort(t, ctx, dbVictim, db1) // counted on the victim, which then dies
+		c.Sample()
 
-	g.KillNode(t, victim)
-	if _, err := g.Status(ctx, victim); err == nil {
-		t.Fatalf("node %d answers after KillNode", victim)
-	}
-	if _, err := lockFile(g.lockPath, 200*time.Millisecond); err == nil {
-		t.Fatal("the disruption lock was free while a node was down")
-	}
-	start := time.Now()
-	if _, err := db1.ExecContext(ctx, "INSERT INTO t VALUES (1)"); err != nil {
-		t.Fatalf("write through node %d while node %d is down: %v", SteadyNode, victim, err)
-	}
-	t.Logf("first write after the kill took %s (the cluster's failure detection)", time.Since(start).Round(time.Millisecond))
-	g.StartNode(t, victim)
+		g.KillNode(t, victim)
+		if _, err := g.Status(ctx, victim); err == nil {
+			t.Fatalf("node %d answers after KillNode", victim)
+		}
+		if other, err := lockFile(g.lockPath, false, 200*time.Millisecond); err == nil {
+			other.unlock()
+			t.Fatal("another test could take the cluster lock while a node was down")
+		}
+		start := time.Now()
+		if _, err := db1.ExecContext(ctx, "INSERT INTO t VALUES (1)"); err != nil {
+			t.Fatalf("write through node %d while node %d is down: %v", SteadyNode, victim, err)
+		}
+		t.Logf("first write after the kill took %s (the cluster's failure detection)", time.Since(start).Round(time.Millisecond))
+		if said := g.StartNode(t, victim); !strings.Contains(said, "by IST") {
+			t.Errorf("node %d rejoined, but not by IST: %q", victim, said)
+		}
 
-	st, err := g.Status(ctx, victim)
-	if err != nil || !g.synced(st) {
-		t.Fatalf("node %d after StartNode: %+v, %v; want Synced in a cluster of %d", victim, st, err, g.Nodes())
+		st, err := g.Status(ctx, victim)
+		if err != nil || !g.synced(st) {
+			t.Fatalf("node %d after StartNode: %+v, %v; want Synced in a cluster of %d", victim, st, err, g.Nodes())
+		}
+		var n int
+		if err := dbVictim.QueryRowContext(ctx, "SELECT COUNT(*) FROM t WHERE id = 1").Scan(&n); err != nil || n != 1 {
+			t.Fatalf("node %d after rejoining: %d rows, %v; want the row written while it was down", victim, n, err)
+		}
+		c.Sample() // the victim's counters began again at zero
+		if c.BFAborts < 1 || c.CertFailures < 0 {
+			t.Errorf("after the restart the counter says %d brute-force aborts and %d certification failures; want the one made before the kill", c.BFAborts, c.CertFailures)
+		}
+		g.KillNode(t, victim) // left down: the test's end starts it again
+	})
+	if g == nil {
+		return // skipped
 	}
-	var n int
-	if err := dbVictim.QueryRowContext(ctx, "SELECT COUNT(*) FROM t WHERE id = 1").Scan(&n); err != nil || n != 1 {
-		t.Fatalf("node %d after rejoining: %d rows, %v; want the row written while it was down", victim, n, err)
-	}
-	lock, err := lockFile(g.lockPath, 5*time.Second)
+	lock, err := lockFile(g.lockPath, true, 5*time.Second)
 	if err != nil {
-		t.Fatalf("the disruption lock was not given back: %v", err)
+		t.Fatalf("the cluster lock was not given back: %v", err)
 	}
 	lock.unlock()
-	c.Sample()
-	if c.BFAborts < 0 || c.CertFailures < 0 {
-		t.Errorf("counters went negative across the restart: %d, %d", c.BFAborts, c.CertFailures)
+	st, err := g.Status(context.Background(), victim)
+	if err != nil || !g.synced(st) {
+		t.Fatalf("node %d left down by the test: %+v, %v; want it started again and Synced when the test ended", victim, st, err)
 	}
 }
 
-// TestFileLockExcludes checks the disruption lock between two holders.
+// TestGaleraClusterIsShared checks that a test using the cluster holds the
+// lock shared: other users come in, a disruptive test waits.
+func TestGaleraClusterIsShared(t *testing.T) {
+	g := GaleraCluster(t)
+	if g.lockPath == "" {
+		t.Skip(EnvGaleraLock + " is not set: nothing to check")
+	}
+	other, err := lockFile(g.lockPath, false, 5*time.Second)
+	if err != nil {
+		t.Fatalf("a second user of the cluster was kept out: %v", err)
+	}
+	other.unlock()
+	if ex, err := lockFile(g.lockPath, true, 200*time.Millisecond); err == nil {
+		ex.unlock()
+		t.Fatal("a disruptive test could take the cluster while another test used it")
+	}
+}
+
+// TestFileLockExcludes checks the cluster lock between holders: shared
+// with shared, exclusive with nothing.
 func TestFileLockExcludes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "lock")
-	a, err := lockFile(path, time.Second)
+	a, err := lockFile(path, true, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b, err := lockFile(path, 200*time.Millisecond); err == nil {
-		b.unlock()
-		t.Fatal("a second holder got the lock")
+	for _, exclusive := range []bool{true, false} {
+		if b, err := lockFile(path, exclusive, 200*time.Millisecond); err == nil {
+			b.unlock()
+			t.Fatalf("a second holder (exclusive %v) got the lock held exclusively", exclusive)
+		}
 	}
 	a.unlock()
-	b, err := lockFile(path, time.Second)
+	r1, err := lockFile(path, false, time.Second)
 	if err != nil {
 		t.Fatalf("the lock was not free after unlock: %v", err)
 	}
-	b.unlock()
+	r2, err := lockFile(path, false, time.Second)
+	if err != nil {
+		t.Fatalf("two shared holders: %v", err)
+	}
+	if b, err := lockFile(path, true, 200*time.Millisecond); err == nil {
+		b.unlock()
+		t.Fatal("an exclusive holder got the lock held shared")
+	}
+	r1.unlock()
+	r2.unlock()
 }
 
 // TestGaleraSkipsWithoutCluster checks that a test needing the cluster is

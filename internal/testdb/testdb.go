@@ -7,6 +7,12 @@
 // `make test` starts a throwaway MariaDB server and sets it. When it is unset,
 // MySQL tests are skipped, except under CI (CI set), where they fail.
 //
+// The 3-node Galera cluster `make test` also starts (scripts/galera.sh) is
+// reached through ARGO_TEST_GALERA_DSNS and friends (galera.go): a fresh
+// database on it, each node's DSN, a node killed and brought back, the
+// cluster's conflict counters. It is treated like the MySQL server when
+// missing.
+//
 // DSNs returned here carry a driver prefix: "sqlite:PATH" or "mysql:DSN".
 package testdb
 
