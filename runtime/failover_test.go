@@ -372,7 +372,7 @@ func TestServerListHandleCloses(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitState(t, rt, id, StateDead, 30*time.Second) // failures are finished through the finish pool
-	if rt.store.onetripDB() == nil {
+	if !rt.store.OnetripInUse() {
 		t.Fatal("no finish pool on a server list")
 	}
 	if n := failoverGoroutines(); n < 2 {
