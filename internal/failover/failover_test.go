@@ -1,10 +1,12 @@
 package failover
 
 import (
+	"context"
 	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"github.com/go-sql-driver/mysql"
+	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -333,5 +335,44 @@ func TestProbeConnectionKilled(t *testing.T) {
 	}
 	if fc.Current() != addrOf(t, srv[0]) {
 		t.Errorf("moved to %s", fc.Current())
+	}
+}
+
+// TestCallerDeadlineIsNoServerFailure: a connection attempt cut short by
+// the caller's own deadline (a server slow to answer the handshake) does
+// not mark the server unusable.
+func TestCallerDeadlineIsNoServerFailure(t *testing.T) {
+	// A server that accepts connections and never answers.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		var held []net.Conn
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	opts := testOptions(t)
+	opts.CheckTimeout = time.Minute // the health check does not conclude during the test
+	opts.ConnectTimeout = time.Minute
+	_, fc := openList(t, "root@tcp("+l.Addr().String()+",127.0.0.1:1)/", opts)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := fc.Connect(ctx); err == nil {
+		t.Fatal("connected to a server that never answers")
+	}
+	if fc.servers[0].knownUnusable() {
+		t.Errorf("the caller's deadline marked the server unusable: %s", fc.servers[0].reasonNow())
 	}
 }
