@@ -41,6 +41,8 @@ var (
 // they are sent as server-side prepared statements, and a DSN that sets
 // interpolateParams=true or multiStatements=true there is refused
 // (dsn_charset.go). Errors never show the DSN's password (RedactDSN).
+// A MySQL DSN may name several servers, tcp(HOST1:PORT,HOST2:PORT): the
+// handle then fails over between them (internal/failover, docs/mysql.md).
 func OpenDB(dsn string) (*sql.DB, string, error) {
 	switch {
 	case strings.HasPrefix(dsn, "sqlite:"):

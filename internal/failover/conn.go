@@ -38,9 +38,6 @@ var _ fullConn = (*conn)(nil)
 // Unwrap returns the driver's own connection.
 func (c *conn) Unwrap() driver.Conn { return c.inner }
 
-// Server returns the address of the connection's server.
-func (c *conn) Server() string { return c.server.addr }
-
 // observe looks at the error of a call on the connection: a server that
 // refuses work (a Galera node outside the primary component, a server
 // shutting down) is marked unusable, so that every connection to it leaves

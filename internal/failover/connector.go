@@ -254,38 +254,48 @@ func (c *Connector) preference(tried []bool) []int {
 }
 
 // open connects to s and, unless s is known usable, checks it on the new
-// connection; s is marked by the outcome.
+// connection; s is marked by the outcome, unless the caller's own deadline
+// cut the attempt short (which says nothing of the server).
 func (c *Connector) open(ctx context.Context, s *server) (*conn, error) {
+	dc, why, err := c.connectChecked(ctx, s)
+	if err == nil && why == "" {
+		return &conn{inner: dc, server: s, owner: c}, nil
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	c.markUnusable(s, err, why)
+	if err == nil {
+		err = errors.New(why)
+	}
+	return nil, err
+}
+
+// connectChecked opens a connection to s and, unless s is known usable,
+// runs the health check on it (marking s usable when it passes); the
+// connection is closed unless it is returned.
+func (c *Connector) connectChecked(ctx context.Context, s *server) (fullConn, string, error) {
 	raw, err := s.connect(ctx)
 	if err != nil {
-		if ctx.Err() == nil { // not the caller's deadline: the server's failure
-			c.markUnusable(s, err, "")
-		}
-		return nil, err
+		return nil, "", err
 	}
 	dc, ok := raw.(fullConn)
 	if !ok {
 		raw.Close()
-		return nil, fmt.Errorf("failover: the MySQL driver's connection (%T) lacks an interface this package wraps", raw)
+		return nil, "", fmt.Errorf("failover: the MySQL driver's connection (%T) lacks an interface this package wraps", raw)
 	}
-	if !s.usable() {
-		cctx, cancel := context.WithTimeout(ctx, c.opts.CheckTimeout)
-		why, err := checkServer(cctx, dc)
-		cancel()
-		if why != "" || err != nil {
-			dc.Close()
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			c.markUnusable(s, err, why)
-			if err == nil {
-				err = errors.New(why)
-			}
-			return nil, err
-		}
-		c.markUsable(s)
+	if s.usable() {
+		return dc, "", nil
 	}
-	return &conn{inner: dc, server: s, owner: c}, nil
+	cctx, cancel := context.WithTimeout(ctx, c.opts.CheckTimeout)
+	why, err := checkServer(cctx, dc)
+	cancel()
+	if why != "" || err != nil {
+		dc.Close()
+		return nil, why, err
+	}
+	c.markUsable(s)
+	return dc, "", nil
 }
 
 // adopt makes s the current server unless another usable server became
