@@ -11,10 +11,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
+
 	"github.com/argo-retry/argo/cmd/argobench/internal/sqlcount"
+	"github.com/argo-retry/argo/internal/failover"
 	"github.com/argo-retry/argo/internal/storage"
 	"github.com/argo-retry/argo/runtime"
-	"github.com/go-sql-driver/mysql"
 )
 
 // insertSQL is the hand-written side's INSERT: argo's own statement (the
@@ -123,6 +125,13 @@ func openCounted(dsn string, c *sqlcount.Counter) (*sql.DB, error) {
 		}
 	}
 	var base driver.Connector = sqlcount.DSNConnector(drv, name)
+	if dialect == runtime.DialectMySQL {
+		// A DSN may name several servers (tcp(h1:3306,h2:3306)): connect the
+		// way runtime.OpenDB does, to one usable server of the list.
+		if base, err = mysqlConnector(name); err != nil {
+			return nil, fmt.Errorf("DSN %q: %w", runtime.RedactDSN(dsn), err)
+		}
+	}
 	db := sql.OpenDB(sqlcount.Connector(base, c))
 	db.SetMaxOpenConns(maxOpen)
 	db.SetMaxIdleConns(maxOpen)
@@ -144,7 +153,11 @@ func ensureMySQLDatabase(ctx context.Context, dsn string) error {
 	if err == nil || !errors.As(err, &me) || me.Number != 1049 {
 		return err
 	}
-	cfg, err := mysql.ParseDSN(strings.TrimPrefix(strings.TrimPrefix(dsn, "mysql:"), "//"))
+	raw := strings.TrimPrefix(strings.TrimPrefix(dsn, "mysql:"), "//")
+	cfg, err := mysql.ParseDSN(raw)
+	if err == nil {
+		err = failover.ParseServerList(cfg, raw)
+	}
 	if err != nil {
 		return fmt.Errorf("DSN %q: %w", runtime.RedactDSN(dsn), err)
 	}
@@ -153,7 +166,7 @@ func ensureMySQLDatabase(ctx context.Context, dsn string) error {
 		return fmt.Errorf("database name %q not supported", name)
 	}
 	cfg.DBName = ""
-	conn, err := mysql.NewConnector(cfg)
+	conn, err := failover.NewConnector(cfg, failover.Options{})
 	if err != nil {
 		return fmt.Errorf("DSN %q: %w", runtime.RedactDSN(dsn), err)
 	}
@@ -242,4 +255,17 @@ func mysqlInterpolates(ctx context.Context, db *sql.DB) (bool, error) {
 	}
 	after, err := prepares()
 	return after == before, err
+}
+
+// mysqlConnector connects to the server, or to one usable server of the
+// list, that a go-sql-driver DSN names (internal/failover).
+func mysqlConnector(dsn string) (driver.Connector, error) {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	if err := failover.ParseServerList(cfg, dsn); err != nil {
+		return nil, err
+	}
+	return failover.NewConnector(cfg, failover.Options{})
 }
