@@ -12,6 +12,9 @@
 #   make mariadb-up    start a MariaDB for manual `go test` runs; prints the
 #                      exports to use:  eval "$$(make -s mariadb-up)"
 #   make mariadb-down  stop it and delete its data
+#   make galera-up     start a 3-node Galera cluster on loopback; prints the
+#                      exports to use:  eval "$$(make -s galera-up)"
+#   make galera-down   stop it and delete its data
 
 SHELL := /usr/bin/env bash
 GO ?= go
@@ -20,7 +23,11 @@ GO ?= go
 MARIADB_DIR ?= $(CURDIR)/.tmp/mariadb
 MARIADB_PORT ?= 13306
 
-.PHONY: test vet generate bench mariadb-up mariadb-down
+.PHONY: test vet generate bench mariadb-up mariadb-down galera-up galera-down
+
+# State of the `make galera-up` cluster (node N listens on GALERA_PORT+10(N-1)).
+GALERA_DIR ?= $(CURDIR)/.tmp/galera
+GALERA_PORT ?= 13410
 
 test:
 	@bash scripts/test.sh
@@ -41,3 +48,11 @@ mariadb-up:
 mariadb-down:
 	@bash scripts/mariadb.sh stop "$(MARIADB_DIR)"
 	@rm -rf "$(MARIADB_DIR)"
+
+galera-up:
+	@bash scripts/galera.sh start "$(GALERA_DIR)" "$(GALERA_PORT)" >&2
+	@bash scripts/galera.sh env "$(GALERA_DIR)"
+
+galera-down:
+	@bash scripts/galera.sh stop "$(GALERA_DIR)"
+	@rm -rf "$(GALERA_DIR)"
