@@ -98,3 +98,9 @@ func (in *Inspector) ForceFail(ctx context.Context, id int64, reason string) err
 func (in *Inspector) RunNow(ctx context.Context, id int64, reason string) error {
 	return in.store.RunNow(ctx, id, reason, in.operator(), toMillis(in.now()))
 }
+
+// CountDeadLetters returns how many dead tasks await an operator (dead and
+// not requeued; CountByState counts requeued dead rows too).
+func (in *Inspector) CountDeadLetters(ctx context.Context) (int, error) {
+	return in.store.CountDeadLetters(ctx)
+}

@@ -294,3 +294,13 @@ func (s *Store) RunNow(ctx context.Context, id int64, reason, who string, now Mi
 	}
 	return &argotype.TransitionError{TaskID: id, From: t.State, To: StateRunning, Code: argotype.CodeTransitionInvalid}
 }
+
+// CountDeadLetters returns how many dead tasks await an operator: dead rows
+// not requeued (a requeued row stays dead, beside its new task).
+func (s *Store) CountDeadLetters(ctx context.Context) (int, error) {
+	var n int
+	if err := s.db.GetContext(ctx, &n, s.sql.CountDeadLetters); err != nil {
+		return 0, fmt.Errorf("argo: count dead letters: %w", err)
+	}
+	return n, nil
+}

@@ -208,6 +208,9 @@ type Statements struct {
 	// DeleteOperatorActions and DeleteDiscardRequests delete the trail and
 	// the requests of n purged tasks: the n ids.
 	DeleteOperatorActions, DeleteDiscardRequests func(n int) string
+	// CountDeadLetters counts dead rows not requeued: the dead letters
+	// awaiting an operator.
+	CountDeadLetters string
 }
 
 // SchemaProbe is a statement that fails unless the tables and columns a

@@ -219,6 +219,7 @@ var statements = &storage.Statements{
 	DeleteDiscardRequests: func(n int) string {
 		return "DELETE FROM argo_discard_request WHERE task_pk IN " + inIDs(n)
 	},
+	CountDeadLetters: "SELECT COUNT(*) FROM argo_task WHERE task_status = " + dead + " AND requeued_to IS NULL",
 }
 
 // purgeableRow selects the rows the retention purge may delete: finished

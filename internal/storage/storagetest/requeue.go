@@ -60,6 +60,9 @@ func requeueNewTask(t *testing.T, e Engine) {
 		t.Fatal(err)
 	}
 	before, histBefore := get(t, s, old.ID), attempts(t, s, old.ID)
+	if n, err := s.CountDeadLetters(ctx); err != nil || n != 1 {
+		t.Fatalf("dead letters before the requeue: %d, %v; want 1", n, err)
+	}
 
 	newID, err := s.RequeueAsNew(ctx, old.ID, "template fixed", "ops-bot", 500)
 	if err != nil {
@@ -95,6 +98,9 @@ func requeueNewTask(t *testing.T, e Engine) {
 		t.Fatalf("trail %+v, want one requeue by ops-bot into %d", tr, newID)
 	}
 
+	if n, err := s.CountDeadLetters(ctx); err != nil || n != 0 {
+		t.Fatalf("dead letters after the requeue of the only dead task: %d, %v; want 0", n, err)
+	}
 	id2, err := s.RequeueAsNew(ctx, discardedRow.ID, "", "ops-bot", 600)
 	if err != nil {
 		t.Fatal(err)
