@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/argo-retry/argo/internal/storage"
 )
@@ -63,6 +64,9 @@ func requeueNewTask(t *testing.T, e Engine) {
 	if n, err := s.CountDeadLetters(ctx); err != nil || n != 1 {
 		t.Fatalf("dead letters before the requeue: %d, %v; want 1", n, err)
 	}
+	if st, err := s.Stats(ctx, time.UnixMilli(1000), time.Hour); err != nil || st.Dead != 1 {
+		t.Fatalf("stats before the requeue: %+v, %v; want one dead task finished", st, err)
+	}
 
 	newID, err := s.RequeueAsNew(ctx, old.ID, "template fixed", "ops-bot", 500)
 	if err != nil {
@@ -100,6 +104,11 @@ func requeueNewTask(t *testing.T, e Engine) {
 
 	if n, err := s.CountDeadLetters(ctx); err != nil || n != 0 {
 		t.Fatalf("dead letters after the requeue of the only dead task: %d, %v; want 0", n, err)
+	}
+	// Stats' dead rate counts dead tasks still awaiting an operator, as
+	// before migration 000005 (a requeue moved the row out of dead then).
+	if st, err := s.Stats(ctx, time.UnixMilli(1000), time.Hour); err != nil || st.Dead != 0 || st.ByState[dead] != 1 {
+		t.Fatalf("stats after the requeue: %+v, %v; want no dead task finished, one dead row", st, err)
 	}
 	id2, err := s.RequeueAsNew(ctx, discardedRow.ID, "", "ops-bot", 600)
 	if err != nil {
