@@ -110,6 +110,9 @@ func New(opts Options) *Collector {
 			Help: "Scrape-time reads of argo_task that failed or timed out (argo_tasks and argo_dead_tasks were left out).", ConstLabels: cl}),
 		refused:   counter("transitions_refused_total", "State transitions refused (code "+runtime.CodeTransitionInvalid+"): outcomes of stale workers whose task was rescued, requeued, force-failed or discarded meanwhile, and moves the state machine forbids.", "code", "from", "to"),
 		tasksDesc: prometheus.NewDesc(prometheus.BuildFQName(ns, "", "tasks"), "Tasks in argo_task by state, read at scrape time.", []string{"state"}, cl),
+		// No tenant label yet (per-tenant dead-letter gauges come with
+		// tenants); the ArgoDeadLettersGrowing rule keeps every label but the
+		// instance's, so it alerts per tenant once this gauge has one.
 		deadDesc:  prometheus.NewDesc(prometheus.BuildFQName(ns, "", "dead_tasks"), "Dead tasks in argo_task not requeued (the dead letters an operator should requeue or discard), read at scrape time.", nil, cl),
 		upDesc:    prometheus.NewDesc(prometheus.BuildFQName(ns, "", "inspector_up"), "1 if the last scrape-time read of argo_task succeeded, else 0.", nil, cl),
 		inspector: opts.Inspector,
