@@ -53,7 +53,7 @@ func TestRequeuedTaskHasFreshKeys(t *testing.T) {
 			t.Fatalf("idempotency keys repeat across the requeue: %q", keys)
 		}
 		t.Logf("idempotency keys %q, task keys %q", keys, taskKeys)
-	if taskKeys[0] != taskKeys[1] || taskKeys[2] != taskKeys[3] || taskKeys[0] == taskKeys[2] {
+		if taskKeys[0] != taskKeys[1] || taskKeys[2] != taskKeys[3] || taskKeys[0] == taskKeys[2] {
 			t.Fatalf("task keys %q: want one per task, two tasks", taskKeys)
 		}
 		if old, err := in.Get(context.Background(), id); err != nil || old.State != StateDead || old.ExecuteTimes != 2 {
