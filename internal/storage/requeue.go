@@ -27,7 +27,7 @@ const maxWorkerRunes = 128
 
 // ErrAlreadyRequeued is returned for a task that was requeued before: its
 // row stays as it was, and the task it was requeued into is the one to act on.
-var ErrAlreadyRequeued = errors.New("argo: task was requeued already")
+var ErrAlreadyRequeued = errors.New("argo: requeued already")
 
 // errRequeueRaced rolls back a requeue whose task changed between the read
 // and the update.
