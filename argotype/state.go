@@ -81,7 +81,7 @@ func (s State) Leased() bool { return s == StateRunning || s == StateFallingBack
 var transitions = map[State][]State{
 	StatePending:     {StateRunning, StateDiscarded},
 	StateRunning:     {StateSucceeded, StateRetrying, StateExhausted, StatePending},
-	StateRetrying:    {StateRunning, StateDiscarded},
+	StateRetrying:    {StateRunning, StateDiscarded, StateDead}, // → dead: an operator's force-fail
 	StateExhausted:   {StateFallingBack, StateDiscarded},
 	StateFallingBack: {StateRecovered, StateDead, StateExhausted},
 	StateSucceeded:   nil,

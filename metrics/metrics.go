@@ -61,6 +61,7 @@ type Collector struct {
 	claimErrors   prometheus.Counter
 	finished      *prometheus.CounterVec
 	inspectorErrs prometheus.Counter
+	refused       *prometheus.CounterVec
 
 	tasksDesc, deadDesc, upDesc *prometheus.Desc
 
@@ -70,8 +71,9 @@ type Collector struct {
 }
 
 var (
-	_ runtime.Observer     = (*Collector)(nil)
-	_ prometheus.Collector = (*Collector)(nil)
+	_ runtime.Observer                  = (*Collector)(nil)
+	_ runtime.TransitionRefusedObserver = (*Collector)(nil)
+	_ prometheus.Collector              = (*Collector)(nil)
 )
 
 // New returns a Collector with the given options.
@@ -106,8 +108,12 @@ func New(opts Options) *Collector {
 		finished:    counter("tasks_finished_total", "Tasks that reached a final state (succeeded, recovered, dead) in this process.", "task", "state"),
 		inspectorErrs: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "inspector_errors_total",
 			Help: "Scrape-time reads of argo_task that failed or timed out (argo_tasks and argo_dead_tasks were left out).", ConstLabels: cl}),
+		refused:   counter("transitions_refused_total", "State transitions refused (code "+runtime.CodeTransitionInvalid+"): outcomes of stale workers whose task was rescued, requeued, force-failed or discarded meanwhile, and moves the state machine forbids.", "code", "from", "to"),
 		tasksDesc: prometheus.NewDesc(prometheus.BuildFQName(ns, "", "tasks"), "Tasks in argo_task by state, read at scrape time.", []string{"state"}, cl),
-		deadDesc:  prometheus.NewDesc(prometheus.BuildFQName(ns, "", "dead_tasks"), "Dead tasks in argo_task (the dead letters an operator should requeue or discard), read at scrape time.", nil, cl),
+		// No tenant label yet (per-tenant dead-letter gauges come with
+		// tenants); the ArgoDeadLettersGrowing rule keeps every label but the
+		// instance's, so it alerts per tenant once this gauge has one.
+		deadDesc:  prometheus.NewDesc(prometheus.BuildFQName(ns, "", "dead_tasks"), "Dead tasks in argo_task not requeued (the dead letters an operator should requeue or discard), read at scrape time.", nil, cl),
 		upDesc:    prometheus.NewDesc(prometheus.BuildFQName(ns, "", "inspector_up"), "1 if the last scrape-time read of argo_task succeeded, else 0.", nil, cl),
 		inspector: opts.Inspector,
 		timeout:   opts.ScrapeTimeout,
@@ -148,11 +154,16 @@ func (c *Collector) AlertFired(task string) { c.alerts.WithLabelValues(task).Inc
 // LeaseRescued implements runtime.Observer.
 func (c *Collector) LeaseRescued(task string) { c.rescues.WithLabelValues(task).Inc() }
 
+// TransitionRefused implements runtime.TransitionRefusedObserver.
+func (c *Collector) TransitionRefused(from, to runtime.State) {
+	c.refused.WithLabelValues(runtime.CodeTransitionInvalid, from.String(), to.String()).Inc()
+}
+
 // ClaimError implements runtime.Observer.
 func (c *Collector) ClaimError(error) { c.claimErrors.Inc() }
 
 func (c *Collector) collectors() []prometheus.Collector {
-	return []prometheus.Collector{c.submitted, c.attempts, c.duration, c.lag, c.alerts, c.rescues, c.claimErrors, c.finished, c.inspectorErrs}
+	return []prometheus.Collector{c.submitted, c.attempts, c.duration, c.lag, c.alerts, c.rescues, c.claimErrors, c.finished, c.inspectorErrs, c.refused}
 }
 
 // Describe implements prometheus.Collector.
@@ -174,6 +185,10 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	if in != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 		counts, err := in.CountByState(ctx)
+		deadLetters := 0
+		if err == nil {
+			deadLetters, err = in.CountDeadLetters(ctx)
+		}
 		cancel()
 		if err != nil {
 			c.inspectorErrs.Inc()
@@ -183,7 +198,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			for _, s := range runtime.AllStates {
 				ch <- prometheus.MustNewConstMetric(c.tasksDesc, prometheus.GaugeValue, float64(counts[s]), s.String())
 			}
-			ch <- prometheus.MustNewConstMetric(c.deadDesc, prometheus.GaugeValue, float64(counts[runtime.StateDead]))
+			ch <- prometheus.MustNewConstMetric(c.deadDesc, prometheus.GaugeValue, float64(deadLetters))
 		}
 	}
 	for _, m := range c.collectors() {

@@ -24,9 +24,10 @@ func AttemptFrom(ctx context.Context) (taskID int64, attempt int, ok bool) {
 	return a.taskID, a.attempt, ok
 }
 
-// IdempotencyKey returns "argo-<task id>-<attempt>", unique per attempt and
-// stable if the same attempt is replayed: pass it to the callee so that it can
-// drop a duplicate. It is "" outside an attempt.
+// IdempotencyKey returns "argo-<task id>-<attempt>", unique per task and
+// attempt for ever (a requeue is a new task: TaskKey says why) and stable if
+// the same attempt is replayed: pass it to the callee so that it can drop a
+// duplicate. It is "" outside an attempt.
 func IdempotencyKey(ctx context.Context) string {
 	a, ok := ctx.Value(attemptKey{}).(attemptInfo)
 	if !ok {

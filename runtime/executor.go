@@ -321,13 +321,13 @@ func (rt *Runtime) record(f finishing) bool {
 		return false // the store logged why at ERROR; the lease expires and the task is rescued
 	}
 	if errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrTransitionInvalid) {
-		rt.log.Warn("argo: outcome not recorded: the lease was lost (the task was rescued or changed meanwhile)", "task_id", f.ID, "attempt", f.Attempt, "to", f.To)
+		rt.refusedTransition(f, "argo: outcome not recorded: the lease was lost (the task was rescued or changed meanwhile)")
 		return false
 	}
 	if !rt.store.OutcomeKnown(err) { // the write may have landed: find out (record_resolve.go)
 		if landed, known := rt.settleFinish(f); known {
 			if !landed {
-				rt.log.Warn("argo: outcome not recorded: the lease was lost (the task was rescued or changed meanwhile)", "task_id", f.ID, "attempt", f.Attempt, "to", f.To)
+				rt.refusedTransition(f, "argo: outcome not recorded: the lease was lost (the task was rescued or changed meanwhile)")
 			}
 			return landed
 		}
@@ -368,7 +368,7 @@ func (rt *Runtime) record(f finishing) bool {
 					rt.health.ok(rt) // an earlier write, whose answer was lost, had landed
 					return
 				}
-				rt.log.Warn("argo: outcome not recorded: the lease was lost meanwhile", "task_id", f.ID, "attempt", f.Attempt)
+				rt.refusedTransition(f, "argo: outcome not recorded: the lease was lost meanwhile")
 				return
 			}
 			if wait < 5*time.Second {

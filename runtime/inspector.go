@@ -18,9 +18,14 @@ type Inspector struct {
 	// Now is the clock used for "now" (requeue and discard times, stats
 	// windows and lag). Default time.Now; tests set a fixed clock.
 	Now func() time.Time
-	// Operator is who a requeue is recorded as having been made by
-	// (argo_task_attempt.worker, at most 128 characters). Default "inspector".
+	// Operator is who the changes (requeue, discard and its review,
+	// force-fail, run now) are recorded as made by in the operator trail
+	// (at most 128 characters). Default DefaultOperator ("inspector").
 	Operator string
+	// RequireDiscardApproval makes Discard and DiscardWhere refuse with
+	// ErrDiscardNeedsApproval: a discard is then requested (RequestDiscard)
+	// and approved by a different operator (ApproveDiscard). Default false.
+	RequireDiscardApproval bool
 }
 
 // NewInspector wraps an open database handle of the given dialect, as
@@ -60,7 +65,13 @@ func (in *Inspector) Requeue(ctx context.Context, id int64) error {
 // required and stored in discard_reason. A running task is refused (wait
 // for its attempt to end).
 func (in *Inspector) Discard(ctx context.Context, id int64, reason string) error {
-	return in.store.Discard(ctx, id, reason, toMillis(in.now()))
+	if in.RequireDiscardApproval {
+		return ErrDiscardNeedsApproval
+	}
+	if strings.TrimSpace(reason) == "" {
+		return errors.New("argo: discard needs a reason (it is recorded in discard_reason)")
+	}
+	return in.store.DiscardRecorded(ctx, id, reason, in.operator(), toMillis(in.now()))
 }
 
 // CountByState returns how many tasks are in each state.
@@ -160,6 +171,7 @@ func (in *Inspector) RequeueWhereWithReason(ctx context.Context, f Filter, reaso
 	if err := storage.CheckOperatorText("requeue reason", reason); err != nil {
 		return 0, err
 	}
+	f.NotRequeued = true
 	return in.changeWhere(ctx, restrict(f, requeueFrom), dryRun, func(ctx context.Context, id int64) error {
 		return in.RequeueWithReason(ctx, id, reason)
 	})
@@ -169,12 +181,16 @@ func (in *Inspector) RequeueWhereWithReason(ctx context.Context, f Filter, reaso
 // retrying, exhausted or dead task f selects. The reason is required, even
 // for a dry run. Otherwise it behaves like RequeueWhere.
 func (in *Inspector) DiscardWhere(ctx context.Context, f Filter, reason string, dryRun bool) (int, error) {
+	if in.RequireDiscardApproval {
+		return 0, ErrDiscardNeedsApproval
+	}
 	if strings.TrimSpace(reason) == "" {
 		return 0, errors.New("argo: discard needs a reason (it is recorded in discard_reason)")
 	}
 	if err := storage.CheckOperatorText("discard reason", reason); err != nil {
 		return 0, err
 	}
+	f.NotRequeued = true
 	return in.changeWhere(ctx, restrict(f, discardFrom), dryRun, func(ctx context.Context, id int64) error {
 		return in.Discard(ctx, id, reason)
 	})

@@ -8,36 +8,71 @@ import (
 	"github.com/argo-retry/argo/internal/storage"
 )
 
-// RequeueWithReason moves a dead or discarded task back to pending with a
-// fresh attempt budget, due now, and records the requeue in its attempt
-// history (a row of kind AttemptKindRequeue: when, in.Operator, and reason,
-// which may be empty). A succeeded or recovered task is refused with a
-// *FinishedError; any other state with a *TransitionError. Both match
-// ErrTransitionInvalid.
+// RequeueWithReason requeues a dead or discarded task as a new task
+// (RequeueAsNew), dropping the new task's id.
 func (in *Inspector) RequeueWithReason(ctx context.Context, id int64, reason string) error {
-	if err := storage.CheckOperatorText("requeue reason", reason); err != nil {
-		return err
-	}
-	who := in.Operator
-	if who == "" {
-		who = "inspector"
-	}
-	err := in.store.RequeueRecorded(ctx, id, reason, who, toMillis(in.now()))
-	var te *TransitionError
-	if errors.As(err, &te) {
-		return CheckRequeue(id, te.From)
-	}
+	_, err := in.RequeueAsNew(ctx, id, reason)
 	return err
 }
+
+// RequeueAsNew requeues a dead or discarded task as a new task and returns
+// its id: the same call (name, arguments, policy), pending, due now, with
+// fresh ids and so fresh idempotency keys, linked to the old task
+// (Links: requeued_from on the new row, requeued_to on the old). The old
+// row keeps its state and history; its unique key, if any, moves to the new
+// row. The requeue is recorded in the operator trail (who: in.Operator;
+// reason may be empty). A succeeded or recovered task is refused with a
+// *FinishedError; a task requeued before with ErrAlreadyRequeued; any other
+// state with a *TransitionError. All three match ErrTransitionInvalid.
+func (in *Inspector) RequeueAsNew(ctx context.Context, id int64, reason string) (int64, error) {
+	if err := storage.CheckOperatorText("requeue reason", reason); err != nil {
+		return 0, err
+	}
+	newID, err := in.store.RequeueAsNew(ctx, id, reason, in.operator(), toMillis(in.now()))
+	var te *TransitionError
+	if errors.As(err, &te) {
+		return 0, CheckRequeue(id, te.From)
+	}
+	if errors.Is(err, storage.ErrAlreadyRequeued) {
+		return 0, &alreadyRequeuedError{err}
+	}
+	return newID, err
+}
+
+// alreadyRequeuedError matches ErrAlreadyRequeued and ErrTransitionInvalid
+// (so that RequeueWhere skips such a task as it skips others that moved).
+type alreadyRequeuedError struct{ err error }
+
+func (e *alreadyRequeuedError) Error() string { return e.err.Error() }
+func (e *alreadyRequeuedError) Unwrap() error { return e.err }
+
+// Is makes errors.Is(err, ErrTransitionInvalid) true.
+func (e *alreadyRequeuedError) Is(target error) bool { return target == ErrTransitionInvalid }
+
+// operator is who in's changes are recorded as made by (in.Operator,
+// DefaultOperator when empty).
+func (in *Inspector) operator() string {
+	if in.Operator == "" {
+		return DefaultOperator
+	}
+	return in.Operator
+}
+
+// DefaultOperator is who an Inspector's changes are recorded as made by
+// when Inspector.Operator is empty.
+const DefaultOperator = "inspector"
 
 // CheckRequeue says whether a task in state from may be requeued: nil for
 // dead and discarded, a *FinishedError for succeeded and recovered, a
 // *TransitionError otherwise.
 func CheckRequeue(id int64, from State) error {
-	if from == StateSucceeded || from == StateRecovered {
+	switch from {
+	case StateSucceeded, StateRecovered:
 		return &FinishedError{TaskID: id, State: from}
+	case StateDead, StateDiscarded:
+		return nil
 	}
-	return CheckTransition(id, from, StatePending)
+	return &TransitionError{TaskID: id, From: from, To: StatePending, Code: CodeTransitionInvalid}
 }
 
 // FinishedError refuses to requeue a task that finished (succeeded or
@@ -54,10 +89,10 @@ func (e *FinishedError) Error() string {
 // Is makes errors.Is(err, ErrTransitionInvalid) true.
 func (e *FinishedError) Is(target error) bool { return target == ErrTransitionInvalid }
 
-// A requeue is recorded in argo_task_attempt as a row of this kind and
-// outcome: attempt is the task's attempt count before the requeue (the
-// count restarts at 0), worker who requeued it, error_msg the reason (empty
-// when none was given), started_at and finished_at when.
+// Before migration 000005, a requeue was recorded in argo_task_attempt as
+// a row of this kind and outcome (worker who, error_msg why); such rows stay
+// in the histories of the tasks requeued then. A requeue now writes a new
+// task and a record of the operator trail (ActionRequeue).
 const (
 	AttemptKindRequeue = storage.AttemptKindRequeue
 	OutcomeRequeued    = storage.OutcomeRequeued

@@ -3,15 +3,15 @@ package runtime
 import (
 	"context"
 	"errors"
-	"slices"
 	"testing"
 	"time"
 )
 
-// TestInspectorRequeueRecorded: the Go API records a requeue (when, who,
-// why) in the task's history, refuses a finished task with a
-// *FinishedError that still matches ErrTransitionInvalid, and matches
-// names by their end (Filter.NameSuffix).
+// TestInspectorRequeueRecorded: the Go API requeues a dead task as a new
+// task linked to it and records the requeue (when, who, why) in the old
+// task's operator trail, leaving its history as it was; it refuses a
+// finished task with a *FinishedError that still matches
+// ErrTransitionInvalid, and matches names by their end (Filter.NameSuffix).
 func TestInspectorRequeueRecorded(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
@@ -24,21 +24,29 @@ func TestInspectorRequeueRecorded(t *testing.T) {
 		dead.ExecuteTimes = 4
 		mustInsert(t, s, dead, done)
 
-		if err := in.RequeueWithReason(ctx, dead.ID, "template fixed"); err != nil {
-			t.Fatal(err)
-		}
-		atts, err := in.Attempts(ctx, dead.ID)
+		newID, err := in.RequeueAsNew(ctx, dead.ID, "template fixed")
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := Attempt{TaskPK: dead.ID, Attempt: 4, Kind: AttemptKindRequeue, Worker: "ops-bot", StartedAt: toMillis(at), FinishedAt: toMillis(at), Outcome: OutcomeRequeued, Error: "template fixed"}
-		if len(atts) != 1 {
-			t.Fatalf("history: %+v, want one requeue row", atts)
+		if atts, err := in.Attempts(ctx, dead.ID); err != nil || len(atts) != 0 {
+			t.Fatalf("history of the requeued task: %+v, %v; want it as it was (empty)", atts, err)
 		}
-		got := atts[0]
-		got.ID = 0
-		if got != want {
-			t.Fatalf("requeue row %+v, want %+v", got, want)
+		if old, err := in.Get(ctx, dead.ID); err != nil || old.State != StateDead || old.ExecuteTimes != 4 {
+			t.Fatalf("requeued task: %+v, %v; want it dead with its 4 attempts", old, err)
+		}
+		if l, err := in.Links(ctx, newID); err != nil || l.From != dead.ID {
+			t.Fatalf("links of the new task: %+v, %v", l, err)
+		}
+		tr, err := in.Trail(ctx, dead.ID)
+		if err != nil || len(tr) != 1 {
+			t.Fatalf("trail: %+v, %v; want one requeue", tr, err)
+		}
+		want := OperatorAction{ID: tr[0].ID, TaskPK: dead.ID, Action: ActionRequeue, Operator: "ops-bot", Reason: "template fixed", At: toMillis(at), OtherTask: tr[0].OtherTask}
+		if tr[0] != want || tr[0].OtherTask.Int64 != newID {
+			t.Fatalf("requeue record %+v, want %+v into %d", tr[0], want, newID)
+		}
+		if _, err := in.RequeueAsNew(ctx, dead.ID, ""); !errors.Is(err, ErrAlreadyRequeued) || !errors.Is(err, ErrTransitionInvalid) {
+			t.Fatalf("second requeue: %v, want ErrAlreadyRequeued matching ErrTransitionInvalid", err)
 		}
 
 		err = in.Requeue(ctx, done.ID)
@@ -46,13 +54,13 @@ func TestInspectorRequeueRecorded(t *testing.T) {
 		if !errors.As(err, &fe) || !errors.Is(err, ErrTransitionInvalid) || fe.State != StateSucceeded {
 			t.Fatalf("requeue of a succeeded task: %v", err)
 		}
-		if atts, _ := in.Attempts(ctx, done.ID); slices.ContainsFunc(atts, func(a Attempt) bool { return a.Kind == AttemptKindRequeue }) {
+		if tr, _ := in.Trail(ctx, done.ID); len(tr) != 0 {
 			t.Fatal("a refused requeue was recorded")
 		}
 
 		n, err := in.Count(ctx, Filter{NameSuffix: "Systems.PrintLabel"})
-		if err != nil || n != 2 {
-			t.Fatalf("Count(NameSuffix Systems.PrintLabel) = %d, %v; want 2", n, err)
+		if err != nil || n != 3 { // the dead task, its new task, the succeeded one
+			t.Fatalf("Count(NameSuffix Systems.PrintLabel) = %d, %v; want 3", n, err)
 		}
 		n, err = in.Count(ctx, Filter{NameSuffix: "Label"})
 		if err != nil || n != 0 {

@@ -31,6 +31,10 @@
 #     tests that need one say how to get one and are skipped (under CI,
 #     CI=true, they fail).
 #
+# promtool (metrics/alerts_test.go checks the shipped alerting rules with
+# it) is installed with apt-get (Debian's prometheus package) if missing
+# and we are root; otherwise that test is skipped (under CI it fails).
+#
 # Environment knobs:
 #   ARGO_TEST_MYSQL_DSN   use this server instead of starting one
 #   ARGO_TEST_GALERA_DSNS use this cluster instead of starting one
@@ -267,6 +271,21 @@ if [[ -n "$in_git" ]]; then
 	fi
 fi
 phase_end
+
+# promtool checks the shipped alerting rules (metrics/alerts_test.go); it
+# comes with Debian's prometheus package. Installed like MariaDB: with
+# apt-get if missing and we are root; otherwise that test says how to get
+# it and is skipped (under CI, CI=true, it fails).
+if ! command -v promtool >/dev/null 2>&1; then
+	if is_root; then
+		phase_begin "install promtool"
+		echo "promtool not found; installing prometheus (which has it) with apt-get"
+		apt_install prometheus || fail "apt-get install of prometheus (promtool) failed"
+		phase_end
+	else
+		echo "==> promtool not found: the alerting-rules test is skipped (install it: sudo apt-get install prometheus)"
+	fi
+fi
 
 # The database comes last, so quick checks fail before any install/start.
 if [[ -n "${ARGO_TEST_MYSQL_DSN:-}" ]]; then

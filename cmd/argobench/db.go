@@ -221,7 +221,7 @@ var errTimeout = errors.New("timed out")
 
 // dropArgoTables drops argo's tables and its migration record.
 func dropArgoTables(ctx context.Context, db *sql.DB) error {
-	for _, t := range []string{"argo_task", "argo_task_attempt", "argo_instance", "argo_leader", "argo_schema_migrations"} {
+	for _, t := range []string{"argo_task", "argo_task_attempt", "argo_instance", "argo_leader", "argo_operator_action", "argo_discard_request", "argo_schema_migrations"} {
 		if _, err := db.ExecContext(ctx, "DROP TABLE IF EXISTS "+t); err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -26,7 +27,7 @@ func change(e *env, verb string, args []string) error {
 	if verb == "discard" {
 		reason = fs.String("reason", "", "why (required; recorded in discard_reason)")
 	} else {
-		reason = fs.String("reason", "", "why (optional; recorded with who and when in the task's history, shown by argoctl show)")
+		reason = fs.String("reason", "", "why (optional; recorded with who and when in the operator trail, shown by argoctl show)")
 	}
 	pos, err := parse(e, fs, args)
 	if err != nil {
@@ -78,12 +79,13 @@ func change(e *env, verb string, args []string) error {
 		type result struct {
 			ID    int64  `json:"id"`
 			OK    bool   `json:"ok"`
+			NewID int64  `json:"new_id,omitempty"` // requeue: the new task
 			Error string `json:"error,omitempty"`
 		}
 		var results []result
 		var firstErr error
 		for _, id := range ids {
-			err := changeOne(ctx, in, verb, id, reason, *dryRun)
+			newID, err := changeOne(ctx, in, verb, id, reason, *dryRun)
 			if err != nil {
 				err = taskErr(id, err)
 				if firstErr == nil {
@@ -92,11 +94,14 @@ func change(e *env, verb string, args []string) error {
 				results = append(results, result{ID: id, Error: oneLine(err)})
 				continue
 			}
-			results = append(results, result{ID: id, OK: true})
+			results = append(results, result{ID: id, OK: true, NewID: newID})
 			if !e.json() {
-				if *dryRun {
+				switch {
+				case *dryRun:
 					fmt.Fprintf(e.stdout, "would %s task %d (dry run: nothing changed)\n", verb, id)
-				} else {
+				case newID != 0:
+					fmt.Fprintf(e.stdout, "%s task %d as task %d\n", past, id, newID)
+				default:
 					fmt.Fprintf(e.stdout, "%s task %d\n", past, id)
 				}
 			}
@@ -119,21 +124,25 @@ func change(e *env, verb string, args []string) error {
 	})
 }
 
-func changeOne(ctx context.Context, in *runtime.Inspector, verb string, id int64, reason *string, dryRun bool) error {
+// changeOne requeues or discards task id; a requeue returns its new task.
+func changeOne(ctx context.Context, in *runtime.Inspector, verb string, id int64, reason *string, dryRun bool) (int64, error) {
 	if dryRun {
 		t, err := in.Get(ctx, id)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if verb == "requeue" {
-			return runtime.CheckRequeue(id, t.State)
+			if l, err := in.Links(ctx, id); err != nil || l.To != 0 {
+				return 0, cmp.Or(err, fmt.Errorf("%w: task %d was requeued as task %d; act on that one", runtime.ErrAlreadyRequeued, id, l.To))
+			}
+			return 0, runtime.CheckRequeue(id, t.State)
 		}
-		return runtime.CheckTransition(id, t.State, runtime.StateDiscarded)
+		return 0, runtime.CheckTransition(id, t.State, runtime.StateDiscarded)
 	}
 	if verb == "requeue" {
-		return in.RequeueWithReason(ctx, id, *reason)
+		return in.RequeueAsNew(ctx, id, *reason)
 	}
-	return in.Discard(ctx, id, *reason)
+	return 0, in.Discard(ctx, id, *reason)
 }
 
 func plural(n int, word string) string {

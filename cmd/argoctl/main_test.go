@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -312,13 +313,22 @@ func TestRequeue(t *testing.T) {
 	for _, b := range testdb.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			seed(t, b.DSN)
-			if out := mustCtl(t, b.DSN, "requeue", "3"); out != "requeued task 3\n" {
+			db, dialect := openDB(t, b.DSN)
+			in := runtime.NewInspector(db, dialect)
+			out := mustCtl(t, b.DSN, "requeue", "3")
+			var newID int64
+			if _, err := fmt.Sscanf(out, "requeued task 3 as task %d\n", &newID); err != nil || newID == 3 {
 				t.Fatalf("requeue 3: %q", out)
 			}
-			task := getTask(t, b.DSN, 3)
-			if task.State != runtime.StatePending || task.ExecuteTimes != 0 || !task.ExecuteTime.Time().Equal(fixedNow) {
-				t.Fatalf("after requeue: state %s, execute_times %d, due %v", task.State, task.ExecuteTimes, task.ExecuteTime.Time())
+			task := getTask(t, b.DSN, newID)
+			if task.State != runtime.StatePending || task.ExecuteTimes != 0 || !task.ExecuteTime.Time().Equal(fixedNow) || task.Name != getTask(t, b.DSN, 3).Name {
+				t.Fatalf("new task after requeue: state %s, execute_times %d, due %v", task.State, task.ExecuteTimes, task.ExecuteTime.Time())
 			}
+			if old := getTask(t, b.DSN, 3); old.State != runtime.StateDead || old.ExecuteTimes != 5 {
+				t.Fatalf("requeued task 3: %s after %d attempts, want it dead as it was", old.State, old.ExecuteTimes)
+			}
+			failCtl(t, b.DSN, 1, fmt.Sprintf("task 3 was requeued as task %d; act on that one", newID), "requeue", "3")
+			failCtl(t, b.DSN, 1, fmt.Sprintf("task 3 was requeued as task %d; act on that one", newID), "requeue", "3", "--dry-run")
 			failCtl(t, b.DSN, 1, "WF_STATE_TRANSITION_INVALID: task 2 cannot go from retrying to pending", "requeue", "2")
 			failCtl(t, b.DSN, 1, "task 999 not found", "requeue", "999")
 			// Several ids: each is reported; the first failure is the error line.
@@ -345,7 +355,10 @@ func TestRequeue(t *testing.T) {
 			if out := mustCtl(t, b.DSN, "-o", "json", "requeue", "-state", "dead,retrying"); !strings.Contains(out, `"tasks": 1`) {
 				t.Fatalf("requeue -state dead,retrying: %q", out)
 			}
-			if getTask(t, b.DSN, 5).State != runtime.StatePending || getTask(t, b.DSN, 2).State != runtime.StateRetrying {
+			if _, err := in.Links(context.Background(), 5); err != nil {
+				t.Fatal(err)
+			}
+			if l, _ := in.Links(context.Background(), 5); l.To == 0 || getTask(t, b.DSN, 2).State != runtime.StateRetrying {
 				t.Fatal("filter requeue changed the wrong rows")
 			}
 			if out := mustCtl(t, b.DSN, "requeue", "--all"); out != "requeued 1 task\n" {

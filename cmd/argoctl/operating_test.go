@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -129,59 +130,79 @@ func TestListFits120Columns(t *testing.T) {
 	}
 }
 
-// TestRequeueRecorded: a requeue is recorded in the task's history (when,
-// who, why), shown by argoctl show; a refused requeue records nothing.
+// TestRequeueRecorded: a requeue is recorded in the old task's operator
+// trail (when, who, why, the new task), shown by argoctl show on both
+// tasks; a refused requeue records nothing.
 func TestRequeueRecorded(t *testing.T) {
 	for _, b := range testdb.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			seed(t, b.DSN)
 			db, dialect := openDB(t, b.DSN)
 			in := runtime.NewInspector(db, dialect)
-			history := func(id int64) []runtime.Attempt {
+			trail := func(id int64) []runtime.OperatorAction {
 				t.Helper()
-				atts, err := in.Attempts(context.Background(), id)
+				tr, err := in.Trail(context.Background(), id)
 				if err != nil {
 					t.Fatal(err)
 				}
-				return atts
+				return tr
 			}
-			before := len(history(3))
-			mustCtl(t, b.DSN, "requeue", "3", "-reason", "peripheral firmware fixed")
-			atts := history(3)
-			if len(atts) != before+1 {
-				t.Fatalf("task 3 history: %d rows after requeue, want %d", len(atts), before+1)
+			historyBefore, err := in.Attempts(context.Background(), 3)
+			if err != nil {
+				t.Fatal(err)
 			}
-			rec := atts[len(atts)-1]
-			if rec.Kind != runtime.AttemptKindRequeue || rec.Outcome != runtime.OutcomeRequeued || rec.Attempt != 5 ||
-				rec.Error != "peripheral firmware fixed" || !strings.HasPrefix(rec.Worker, "argoctl") || !rec.StartedAt.Time().Equal(fixedNow) {
+			mustCtl(t, b.DSN, "requeue", "3", "-reason", "peripheral firmware fixed", "-operator", "alice")
+			tr := trail(3)
+			if len(tr) != 1 {
+				t.Fatalf("task 3 trail: %+v, want one requeue", tr)
+			}
+			rec := tr[0]
+			if rec.Action != runtime.ActionRequeue || rec.Reason != "peripheral firmware fixed" || rec.Operator != "alice" || !rec.At.Time().Equal(fixedNow) || !rec.OtherTask.Valid {
 				t.Fatalf("requeue record: %+v", rec)
 			}
-			show := mustCtl(t, b.DSN, "show", "3")
-			if !strings.Contains(show, "last requeue:") || !strings.Contains(show, "2025-03-01T12:00:00.000Z by argoctl") || !strings.Contains(show, ": peripheral firmware fixed\n") {
-				t.Fatalf("show 3 does not show the requeue:\n%s", show)
+			if h, _ := in.Attempts(context.Background(), 3); len(h) != len(historyBefore) {
+				t.Fatalf("task 3 history: %d rows after requeue, want %d (as it was)", len(h), len(historyBefore))
 			}
-			if !strings.Contains(show, "requeue  requeued") {
-				t.Fatalf("show 3 history lacks the requeue row:\n%s", show)
+			newID := rec.OtherTask.Int64
+			show := mustCtl(t, b.DSN, "show", "3")
+			for _, want := range []string{
+				fmt.Sprintf("requeued as:      task %d", newID),
+				"operator trail:",
+				fmt.Sprintf("2025-03-01T12:00:00.000Z  requeue → task %d  alice     peripheral firmware fixed", newID),
+			} {
+				if !strings.Contains(show, want) {
+					t.Fatalf("show 3 lacks %q:\n%s", want, show)
+				}
+			}
+			if show := mustCtl(t, b.DSN, "show", fmt.Sprint(newID)); !strings.Contains(show, "requeued from:    task 3") {
+				t.Fatalf("show %d:\n%s", newID, show)
+			}
+			var j struct {
+				RequeuedTo int64 `json:"requeued_to"`
+				Trail      []struct {
+					Action, Operator string
+				} `json:"operator_trail"`
+			}
+			decode(t, mustCtl(t, b.DSN, "-o", "json", "show", "3"), &j)
+			if j.RequeuedTo != newID || len(j.Trail) != 1 || j.Trail[0].Operator != "alice" {
+				t.Fatalf("show -o json 3: %+v", j)
 			}
 
-			// By filter, and without a reason.
+			// By filter, without a reason, as the OS user (none known to
+			// the test but the account running it).
 			mustCtl(t, b.DSN, "requeue", "-name", "CallTruck")
-			if atts := history(5); len(atts) != 1 || atts[0].Kind != runtime.AttemptKindRequeue || atts[0].Error != "" || atts[0].Attempt != 4 {
-				t.Fatalf("task 5 history after requeue by filter: %+v", atts)
-			}
-			if show := mustCtl(t, b.DSN, "show", "5"); !strings.Contains(show, "(no reason given)") {
-				t.Fatalf("show 5:\n%s", show)
+			if tr := trail(5); len(tr) != 1 || tr[0].Action != runtime.ActionRequeue || tr[0].Reason != "" || tr[0].Operator == "" {
+				t.Fatalf("task 5 trail after requeue by filter: %+v", tr)
 			}
 
 			// Refused requeues record nothing.
-			beforeRetrying := len(history(2))
 			failCtl(t, b.DSN, 1, "cannot go from retrying to pending", "requeue", "2", "-reason", "x")
-			if got := len(history(2)); got != beforeRetrying {
-				t.Fatalf("refused requeue of task 2 recorded: %d rows, want %d", got, beforeRetrying)
+			if tr := trail(2); len(tr) != 0 {
+				t.Fatalf("refused requeue of task 2 recorded: %+v", tr)
 			}
 			failCtl(t, b.DSN, 1, "requeue reason contains a NUL byte", "requeue", "7", "-reason", "a\x00b")
-			if task := getTask(t, b.DSN, 7); task.State != runtime.StateDiscarded {
-				t.Fatalf("task 7 requeued with a refused reason: %s", task.State)
+			if l, _ := in.Links(context.Background(), 7); l.To != 0 {
+				t.Fatal("task 7 requeued with a refused reason")
 			}
 		})
 	}

@@ -1,22 +1,25 @@
 package main
 
-import "os"
+import "os/user"
 
-// operatorName is who argoctl records a requeue as made by: "argoctl
-// (USER@HOST)", with $USER (or $LOGNAME) and the host name when known.
+// operatorName is who argoctl records changes as made by when -operator is
+// not given: the OS user ($USER, else $LOGNAME, else the account running
+// argoctl); "" when none is known. A reviewed discard compares these names:
+// the same person on two hosts is one operator.
 func operatorName(getenv func(string) string) string {
-	user := getenv("USER")
-	if user == "" {
-		user = getenv("LOGNAME")
+	if u := getenv("USER"); u != "" {
+		return u
 	}
-	host, _ := os.Hostname()
-	switch {
-	case user != "" && host != "":
-		return "argoctl (" + user + "@" + host + ")"
-	case user != "":
-		return "argoctl (" + user + ")"
-	case host != "":
-		return "argoctl (@" + host + ")"
+	if u := getenv("LOGNAME"); u != "" {
+		return u
 	}
-	return "argoctl"
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return ""
 }
+
+// anonymousOperator is who a requeue, discard, force-fail or run is
+// recorded as made by when no operator is known. A discard request and its
+// decision refuse to run without a name.
+const anonymousOperator = "argoctl"

@@ -24,13 +24,19 @@ commands:
   list     [filters] [-limit 50] [-offset 0] [-wide]
                                              tasks, newest first; fits 120 columns (short names, times
                                              in UTC without the year, errors cut with …); -wide: in full
-  show     ID                                one task: row, arguments, attempt history, last requeue
+  show     ID                                one task: row, arguments, attempt history, operator trail
   requeue  ID... | filters [-reason TEXT] [--all] [--dry-run]
-                                             dead or discarded tasks back to pending, fresh attempt budget;
-                                             recorded in the history (when, who, the reason if given);
+                                             dead or discarded tasks run again as new tasks (fresh ids and
+                                             idempotency keys, linked to the old ones, which stay as they
+                                             were); recorded in the trail (when, who, the reason if given);
                                              finished tasks cannot be requeued: submit the call again
   discard  ID... | filters -reason TEXT [--all] [--dry-run]
                                              end pending, retrying, exhausted or dead tasks
+  discard-request ID... -reason TEXT        ask for a discard; another operator approves or rejects it
+  discard-approve ID... [-reason TEXT]      approve (and carry out) another operator's discard request
+  discard-reject  ID... [-reason TEXT]      reject another operator's discard request
+  force-fail ID... -reason TEXT             send retrying tasks to the dead letter now
+  run      ID... [-reason TEXT]             make pending or retrying tasks due now
   migrate                                    apply the embedded migrations
   version                                    print the version
 
@@ -38,6 +44,9 @@ filters: -state dead,retrying  -name TASK  -shard N  -since 1h|RFC3339  -until 1
   -name TASK: the full task name, or its end after a / or a . (Systems.PrintLabel, PrintLabel,
   integration.Systems.PrintLabel); an end that several task names share matches all of them; a full
   name that exists matches only itself; -name =TASK matches TASK exactly and nothing else.
+
+Every change is recorded with who (-operator NAME, default the OS user), when and why.
+With -discard-approval (or ARGO_DISCARD_APPROVAL=1) discard is refused: use discard-request.
 
 The database is -dsn or $ARGO_DSN: "sqlite:PATH" or "mysql:user:password@tcp(host:3306)/db".
 Global flags may also follow the command.
@@ -55,14 +64,20 @@ type globals struct {
 	dsn     string
 	output  string
 	timeout time.Duration
-	// operator is who requeues are recorded as made by (operatorName).
+	// operator is who changes are recorded as made by: -operator, else
+	// the OS user (operatorName).
 	operator string
+	// discardApproval makes discard refuse: a discard is requested, then
+	// approved by another operator (-discard-approval, $ARGO_DISCARD_APPROVAL).
+	discardApproval bool
 }
 
 func (g *globals) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.dsn, "dsn", g.dsn, `database: "sqlite:PATH" or "mysql:user:pw@tcp(host:3306)/db" (default $ARGO_DSN)`)
 	fs.StringVar(&g.output, "o", g.output, "output format: table or json")
 	fs.DurationVar(&g.timeout, "timeout", g.timeout, "bound on the whole command's database work")
+	fs.StringVar(&g.operator, "operator", g.operator, "who changes are recorded as made by (default: the OS user)")
+	fs.BoolVar(&g.discardApproval, "discard-approval", g.discardApproval, "discards need a second operator (default $ARGO_DISCARD_APPROVAL)")
 }
 
 // env is one invocation's environment.
@@ -81,12 +96,19 @@ var commands = map[string]func(e *env, args []string) error{
 	"requeue": cmdRequeue,
 	"discard": cmdDiscard,
 	"migrate": cmdMigrate,
-	"version": cmdVersion,
+
+	"discard-request": cmdDiscardRequest,
+	"discard-approve": cmdDiscardApprove,
+	"discard-reject":  cmdDiscardReject,
+	"force-fail":      cmdForceFail,
+	"run":             cmdRunNow,
+	"version":         cmdVersion,
 }
 
 // run is argoctl without the process: it returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	g := &globals{dsn: getenv("ARGO_DSN"), output: "table", timeout: 30 * time.Second, operator: operatorName(getenv)}
+	g := &globals{dsn: getenv("ARGO_DSN"), output: "table", timeout: 30 * time.Second, operator: operatorName(getenv),
+		discardApproval: truthy(getenv("ARGO_DISCARD_APPROVAL"))}
 	fs := newFlagSet("argoctl")
 	g.register(fs)
 	err := fs.Parse(args)
@@ -212,6 +234,10 @@ func open(e *env, wantSchema bool) (*conn, error) {
 	in := runtime.NewInspector(db, dialect)
 	in.Now = now
 	in.Operator = e.g.operator
+	if in.Operator == "" {
+		in.Operator = anonymousOperator
+	}
+	in.RequireDiscardApproval = e.g.discardApproval
 	if wantSchema {
 		if err := in.CheckSchema(pctx); err != nil {
 			db.Close()

@@ -34,15 +34,19 @@ func cmdShow(e *env, args []string) error {
 		if err != nil {
 			return err
 		}
+		ops, err := readOperatorView(ctx, in, id)
+		if err != nil {
+			return err
+		}
 		if e.json() {
 			j := toTaskJSON(t, true)
 			j.AttemptHistories = []attemptJSON{}
 			for _, a := range atts {
 				j.AttemptHistories = append(j.AttemptHistories, toAttemptJSON(a))
 			}
-			return writeJSON(e.stdout, j)
+			return writeJSON(e.stdout, showJSON{taskJSON: j, operatorJSON: ops.toJSON()})
 		}
-		writeShow(e, t, atts)
+		writeShow(e, t, atts, ops)
 		return nil
 	})
 }
@@ -58,7 +62,7 @@ func taskErr(id int64, err error) error {
 	return fmt.Errorf("task %d: %s", id, oneLine(err))
 }
 
-func writeShow(e *env, t *runtime.Task, atts []runtime.Attempt) {
+func writeShow(e *env, t *runtime.Task, atts []runtime.Attempt, ops operatorView) {
 	w := newTable(e.stdout)
 	field := func(k string, v any) {
 		if s, ok := v.(string); ok && s == "" {
@@ -92,7 +96,9 @@ func writeShow(e *env, t *runtime.Task, atts []runtime.Attempt) {
 	field("fallback error", strings.TrimSpace(t.FallbackErrorMsg))
 	field("discard reason", t.DiscardReason)
 	field("last requeue", lastRequeue(atts))
+	ops.writeFields(field)
 	w.Flush()
+	defer ops.writeTrail(e)
 
 	fmt.Fprintln(e.stdout, "\narguments:")
 	var buf bytes.Buffer

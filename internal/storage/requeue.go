@@ -2,57 +2,157 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"fmt"
+	"slices"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/argo-retry/argo/argotype"
 )
 
-// A requeue is recorded in argo_task_attempt as a row of this kind and
-// outcome: attempt is the task's attempt count before the requeue (the
-// count restarts at 0), worker who requeued it, error_msg the reason (empty
-// when none was given), started_at and finished_at when.
+// A requeue was recorded, before migration 000005, in argo_task_attempt as
+// a row of this kind and outcome (the task row itself went back to
+// pending). Such rows stay in the histories they are in; a requeue now
+// writes a new task and a record of the operator trail (ActionRequeue).
 const (
 	AttemptKindRequeue = "requeue"
 	OutcomeRequeued    = "requeued"
 )
 
-// maxWorkerRunes is the width of argo_task_attempt.worker (VARCHAR(128)).
+// maxWorkerRunes is the width of argo_task_attempt.worker and of the
+// operator columns (VARCHAR(128)).
 const maxWorkerRunes = 128
 
-// errRequeueRaced rolls back the record of a requeue whose task changed
-// state between the record and the update.
+// ErrAlreadyRequeued is returned for a task that was requeued before: its
+// row stays as it was, and the task it was requeued into is the one to act on.
+var ErrAlreadyRequeued = errors.New("argo: requeued already")
+
+// errRequeueRaced rolls back a requeue whose task changed between the read
+// and the update.
 var errRequeueRaced = errors.New("argo: requeue raced")
 
-// RequeueRecorded moves a dead or discarded task back to pending with a
-// fresh attempt budget, due at now, and records who requeued it and why,
-// in the same transaction.
-func (s *Store) RequeueRecorded(ctx context.Context, id int64, reason, who string, now Millis) error {
-	if r := []rune(who); len(r) > maxWorkerRunes {
-		who = string(r[:maxWorkerRunes])
+// RequeueLinks are the links of a task row to the tasks it was requeued
+// from and into (0 for none).
+type RequeueLinks struct {
+	From, To int64
+}
+
+// Links reads the requeue links of task id.
+func (s *Store) Links(ctx context.Context, id int64) (RequeueLinks, error) {
+	var row struct {
+		From sql.NullInt64 `db:"requeued_from"`
+		To   sql.NullInt64 `db:"requeued_to"`
 	}
-	var changed int64
+	err := s.db.GetContext(ctx, &row, s.sql.RequeueLinks, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return RequeueLinks{}, fmt.Errorf("%w: %d", ErrNotFound, id)
+	}
+	return RequeueLinks{From: row.From.Int64, To: row.To.Int64}, err
+}
+
+// RequeueRecorded is RequeueAsNew, returning only the error.
+func (s *Store) RequeueRecorded(ctx context.Context, id int64, reason, who string, now Millis) error {
+	_, err := s.RequeueAsNew(ctx, id, reason, who, now)
+	return err
+}
+
+// RequeueAsNew requeues a dead or discarded task as a new task, and returns
+// the new task's id. In one transaction it writes a new row with the old
+// one's call (name, arguments, policy, shard, alert, fallback), pending,
+// due at now, with no attempts and requeued_from set to id; it sets the old
+// row's requeued_to to the new id, which is all it changes there (its
+// state, error texts and history stay); it moves the old row's unique key,
+// if any, to the new row (so that the key still names the call's live
+// task, and no submit can take it in between); and it records the requeue
+// in the operator trail (who, when, why, the new task). A task requeued
+// before is refused with ErrAlreadyRequeued (requeue its newest task
+// instead); another state with a TransitionError; an unknown id with
+// ErrNotFound.
+func (s *Store) RequeueAsNew(ctx context.Context, id int64, reason, who string, now Millis) (int64, error) {
+	if err := CheckOperatorText("requeue reason", reason); err != nil {
+		return 0, err
+	}
+	who = operatorName(who)
+	var newID int64
+	found := false
 	err := s.write(ctx, func(tx *sqlx.Tx) error {
-		changed = 0
-		// The record first: it reads the attempt count the update resets.
-		res, err := tx.ExecContext(ctx, s.sql.RecordRequeue,
-			AttemptKindRequeue, who, now, now, OutcomeRequeued, SanitizeErrorText(reason), id)
+		newID, found = 0, false
+		var old Task
+		if err := tx.GetContext(ctx, &old, s.sql.RequeueSource, id); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return nil // no such task: said below
+			}
+			return err
+		}
+		found = true
+		fresh := requeuedTask(&old, now)
+		if err := s.InsertToken(ctx, tx, fresh, NewSubmitToken()); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, s.sql.MarkRequeued, fresh.ID, id)
 		if err != nil {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return nil // not dead or discarded: stateChanged says why
-		}
-		res, err = tx.ExecContext(ctx, s.sql.Requeue, now, now, id)
-		if err != nil {
-			return err
-		}
-		if changed, _ = res.RowsAffected(); changed == 0 {
 			return errRequeueRaced
 		}
-		return nil
+		if _, err := tx.ExecContext(ctx, s.sql.LinkRequeued, id, old.UniqueKey, fresh.ID); err != nil {
+			return err
+		}
+		newID = fresh.ID
+		return s.insertAction(ctx, tx, OperatorAction{TaskPK: id, Action: ActionRequeue, Operator: who, Reason: reason, At: now, OtherTask: sql.NullInt64{Int64: fresh.ID, Valid: true}})
 	})
 	if errors.Is(err, errRequeueRaced) {
-		err = nil
+		err, found = nil, false
 	}
-	return s.stateChanged(ctx, id, StatePending, changed, err)
+	if err != nil || found {
+		return newID, err
+	}
+	return 0, s.requeueRefused(ctx, id)
+}
+
+// requeueRefused says why task id could not be requeued.
+func (s *Store) requeueRefused(ctx context.Context, id int64) error {
+	t, err := s.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	links, err := s.Links(ctx, id)
+	if err != nil {
+		return err
+	}
+	if links.To != 0 {
+		return fmt.Errorf("%w: task %d was requeued as task %d; act on that one", ErrAlreadyRequeued, id, links.To)
+	}
+	if !slices.Contains(RequeueableStates, t.State) {
+		return &argotype.TransitionError{TaskID: id, From: t.State, To: StatePending, Code: argotype.CodeTransitionInvalid}
+	}
+	return fmt.Errorf("argo: task %d changed meanwhile (now %s); try again", id, t.State)
+}
+
+// requeuedTask is the new row of a requeue of old: the same call, pending,
+// due now, no attempts, no error texts, no lease, no unique key yet (it is
+// moved over once the old row let go of it).
+func requeuedTask(old *Task, now Millis) *Task {
+	t := *old
+	t.ID = 0
+	t.State = StatePending
+	t.ExecuteTimes = 0
+	t.ExecuteTime = now
+	t.ErrorMsg, t.FallbackErrorMsg, t.DiscardReason = "", "", ""
+	t.LeaseOwner, t.LeaseUntil = "", 0
+	t.UniqueKey = sql.NullString{}
+	t.AttemptStartedAt, t.AttemptWorker = 0, ""
+	t.GmtCreate, t.GmtModified = now, now
+	return &t
+}
+
+// operatorName cuts who to the width of the operator columns.
+func operatorName(who string) string {
+	if r := []rune(who); len(r) > maxWorkerRunes {
+		return string(r[:maxWorkerRunes])
+	}
+	return who
 }

@@ -93,14 +93,8 @@ type Statements struct {
 	// before now, oldest first: arguments now, limit.
 	ExpiredLeases string
 
-	// Discard ends a discardable row: arguments reason, now, id.
+	// Discard ends a discardable row not requeued: arguments reason, now, id.
 	Discard string
-	// RecordRequeue writes the requeue record of a requeueable row:
-	// arguments kind, worker, started_at, finished_at, outcome, error_msg, id.
-	RecordRequeue string
-	// Requeue moves a requeueable row back to pending: arguments
-	// execute_time, now, id.
-	Requeue string
 
 	// PurgeCandidates reads ids of purgeable rows changed before a cutoff:
 	// arguments cutoff, limit.
@@ -169,6 +163,54 @@ type Statements struct {
 	MigrationRecorded string
 	// RecordMigration records a version: arguments version, applied_at.
 	RecordMigration string
+
+	// The operators' statements (migration 000005; operator.go, requeue.go).
+
+	// RequeueSource reads TaskColumns of the row to requeue, locked until
+	// the transaction ends on an engine with row locks: argument id.
+	// (MarkRequeued is the guard: it changes the row only if it may be
+	// requeued.)
+	RequeueSource string
+	// MarkRequeued records on such a row the task it was requeued into and
+	// frees its unique key: arguments requeued_to, id.
+	MarkRequeued string
+	// LinkRequeued sets a new row's requeued_from and unique_key: arguments
+	// requeued_from, unique_key, id.
+	LinkRequeued string
+	// RequeueLinks reads requeued_from, requeued_to of one row: argument id.
+	RequeueLinks string
+	// InsertOperatorAction writes one record of the operator trail:
+	// arguments task_pk, action, operator, reason, at, other_task.
+	InsertOperatorAction string
+	// OperatorActions reads a task's trail (id, task_pk, action, operator,
+	// reason, at, other_task), oldest first: argument task_pk.
+	OperatorActions string
+	// InsertDiscardRequest opens a discard request for a discardable row
+	// not requeued: arguments task_pk, requested_by, reason, requested_at,
+	// then id.
+	InsertDiscardRequest string
+	// OpenDiscardRequest reads id, task_pk, requested_by, reason,
+	// requested_at of the open request of a task, locked on an engine with
+	// row locks: argument task id.
+	OpenDiscardRequest string
+	// DecideDiscardRequest closes an open request by an operator other
+	// than the one who made it: arguments decision, decided_by, decided_at,
+	// decision_reason, then request id, decided_by.
+	DecideDiscardRequest string
+	// DiscardRequests reads every request of a task (DiscardRequest's
+	// columns), oldest first: argument task_pk.
+	DiscardRequests string
+	// ForceFail moves a retrying row to dead, unleased: arguments now, id.
+	ForceFail string
+	// RunNow makes a pending or retrying row due now and drops a hold on
+	// it: arguments execute_time, id.
+	RunNow string
+	// DeleteOperatorActions and DeleteDiscardRequests delete the trail and
+	// the requests of n purged tasks: the n ids.
+	DeleteOperatorActions, DeleteDiscardRequests func(n int) string
+	// CountDeadLetters counts dead rows not requeued: the dead letters
+	// awaiting an operator.
+	CountDeadLetters string
 }
 
 // SchemaProbe is a statement that fails unless the tables and columns a

@@ -463,7 +463,8 @@ func (s *Store) Requeue(ctx context.Context, id int64, now Millis) error {
 	return s.RequeueRecorded(ctx, id, "", "", now)
 }
 
-// Discard ends a pending, retrying, exhausted or dead task with a reason.
+// Discard ends a pending, retrying, exhausted or dead task with a reason,
+// recorded in the operator trail without an operator (DiscardRecorded).
 func (s *Store) Discard(ctx context.Context, id int64, reason string, now Millis) error {
 	if strings.TrimSpace(reason) == "" {
 		return errors.New("argo: discard needs a reason (it is recorded in discard_reason)")
@@ -471,8 +472,7 @@ func (s *Store) Discard(ctx context.Context, id int64, reason string, now Millis
 	if err := CheckOperatorText("discard reason", reason); err != nil {
 		return err
 	}
-	n, err := s.exec(ctx, s.sql.Discard, reason, now, id)
-	return s.stateChanged(ctx, id, StateDiscarded, n, err)
+	return s.DiscardRecorded(ctx, id, reason, "", now)
 }
 
 // stateChanged turns "no row changed" into ErrNotFound or a TransitionError.
@@ -491,7 +491,9 @@ func (s *Store) stateChanged(ctx context.Context, id int64, to State, n int64, e
 }
 
 // Purge deletes up to limit succeeded, recovered or discarded tasks last
-// changed before cutoff, with their attempts. It returns how many it deleted.
+// changed before cutoff, with their attempts, operator trail and discard
+// requests; a requeued task (dead or discarded) goes once the task it was
+// requeued into is gone or purgeable itself. It returns how many it deleted.
 func (s *Store) Purge(ctx context.Context, cutoff Millis, limit int) (int, error) {
 	var ids []int64
 	if err := s.db.SelectContext(ctx, &ids, s.sql.PurgeCandidates, cutoff, limit); err != nil || len(ids) == 0 {
@@ -518,8 +520,12 @@ func (s *Store) PurgeIDs(ctx context.Context, ids []int64, cutoff Millis) (int, 
 		if _, err := tx.ExecContext(ctx, s.sql.DeleteTasks(n), args...); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, s.sql.DeleteAttempts(n), args...)
-		return err
+		for _, q := range []string{s.sql.DeleteAttempts(n), s.sql.DeleteOperatorActions(n), s.sql.DeleteDiscardRequests(n)} {
+			if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return 0, err

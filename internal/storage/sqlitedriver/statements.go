@@ -125,15 +125,13 @@ var statements = &storage.Statements{
 	FlagOrphan:    "UPDATE " + byID + " SET error_msg = ? WHERE id = ? AND task_status IN " + claimable + " AND task_id = ?",
 	ExpiredLeases: "SELECT " + taskColumns + " FROM argo_task WHERE task_status IN " + leased + " AND lease_until < ? ORDER BY lease_until LIMIT ?",
 
-	Discard:       "UPDATE " + byID + " SET task_status = " + discarded + ", discard_reason = ?, lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND task_status IN " + discardable,
-	RecordRequeue: "INSERT INTO argo_task_attempt (" + attemptColumns + ") SELECT id, execute_times, ?, ?, ?, ?, ?, ?, 0 FROM argo_task WHERE id = ? AND task_status IN " + requeueable,
-	Requeue:       "UPDATE " + byID + " SET task_status = " + pending + ", execute_times = 0, execute_time = ?, fallback_error_msg = '', discard_reason = '', lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND task_status IN " + requeueable,
+	Discard: "UPDATE " + byID + " SET task_status = " + discarded + ", discard_reason = ?, lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND task_status IN " + discardable + " AND requeued_to IS NULL",
 
-	PurgeCandidates: "SELECT id FROM argo_task WHERE task_status IN " + purgeable + " AND gmt_modified < ? LIMIT ?",
+	PurgeCandidates: "SELECT id FROM argo_task WHERE " + purgeableRow + " AND gmt_modified < ? LIMIT ?",
 	// No lock clause: the BEGIN IMMEDIATE transaction already excludes
 	// every other writer until the DELETEs.
 	PurgeLock: func(n int) string {
-		return "SELECT id FROM argo_task WHERE task_status IN " + purgeable + " AND gmt_modified < ? AND id IN " + inIDs(n)
+		return "SELECT id FROM argo_task WHERE " + purgeableRow + " AND gmt_modified < ? AND id IN " + inIDs(n)
 	},
 	DeleteTasks:    func(n int) string { return "DELETE FROM argo_task WHERE id IN " + inIDs(n) },
 	DeleteAttempts: func(n int) string { return "DELETE FROM argo_task_attempt WHERE task_pk IN " + inIDs(n) },
@@ -161,7 +159,7 @@ var statements = &storage.Statements{
 	OldestDue:           "SELECT id, task_id, task_status, execute_time FROM argo_task WHERE task_status IN " + waiting + " AND execute_time <= ? ORDER BY execute_time, id LIMIT 1",
 	AttemptsSince:       "SELECT COUNT(*) AS n, SUM(CASE WHEN outcome = ? THEN 0 ELSE 1 END) AS failed FROM argo_task_attempt WHERE kind = 'attempt' AND finished_at >= ?",
 	SucceededOnRowSince: "SELECT COUNT(*) FROM argo_task WHERE task_status = " + succeeded + " AND gmt_modified >= ? AND attempt_started_at > 0",
-	FinishedSince:       "SELECT COUNT(*) AS n, SUM(CASE WHEN task_status = " + dead + " THEN 1 ELSE 0 END) AS dead FROM argo_task WHERE task_status IN " + finished + " AND gmt_modified >= ?",
+	FinishedSince:       "SELECT COUNT(*) AS n, SUM(CASE WHEN task_status = " + dead + " THEN 1 ELSE 0 END) AS dead FROM argo_task WHERE task_status IN " + finished + " AND requeued_to IS NULL AND gmt_modified >= ?",
 
 	SchemaProbes: []storage.SchemaProbe{
 		{Migration: "000001_argo_task.up.sql", Query: "SELECT id, task_status, execute_time, task_parameter, lease_owner, gmt_modified FROM argo_task WHERE 1=0"},
@@ -173,8 +171,50 @@ var statements = &storage.Statements{
 		// binary is SQLite's own default collation: 000004 changes nothing
 		// here, and the probe passes once the table exists.
 		{Migration: "000004_unique_key_bytes.up.sql", Query: "SELECT unique_key COLLATE `binary` FROM argo_task WHERE 1=0"},
+		{Migration: "000005_operator_trail.up.sql", Query: "SELECT requeued_from, requeued_to FROM argo_task WHERE 1=0"},
+		{Migration: "000005_operator_trail.up.sql", Query: "SELECT " + operatorActionColumns + " FROM argo_operator_action WHERE 1=0"},
+		{Migration: "000005_operator_trail.up.sql", Query: "SELECT pending_task, " + discardRequestColumns + " FROM argo_discard_request WHERE 1=0"},
 	},
 	CreateMigrationsTable: "CREATE TABLE IF NOT EXISTS argo_schema_migrations (version BIGINT NOT NULL PRIMARY KEY, applied_at BIGINT NOT NULL)",
 	MigrationRecorded:     "SELECT COUNT(*) FROM argo_schema_migrations WHERE version = ?",
 	RecordMigration:       "INSERT INTO argo_schema_migrations (version, applied_at) VALUES (?, ?)",
+
+	RequeueSource: "SELECT " + taskColumns + " FROM argo_task WHERE id = ?",
+	MarkRequeued:  "UPDATE " + byID + " SET requeued_to = ?, unique_key = NULL WHERE id = ? AND task_status IN " + requeueable + " AND requeued_to IS NULL",
+	LinkRequeued:  "UPDATE " + byID + " SET requeued_from = ?, unique_key = ? WHERE id = ?",
+	RequeueLinks:  "SELECT requeued_from, requeued_to FROM argo_task WHERE id = ?",
+
+	InsertOperatorAction: "INSERT INTO argo_operator_action (task_pk, action, operator, reason, at, other_task) VALUES (?, ?, ?, ?, ?, ?)",
+	OperatorActions:      "SELECT " + operatorActionColumns + " FROM argo_operator_action WHERE task_pk = ? ORDER BY id",
+	InsertDiscardRequest: "INSERT INTO argo_discard_request (task_pk, pending_task, requested_by, reason, requested_at, decision_reason)" +
+		" SELECT id, id, ?, ?, ?, '' FROM argo_task WHERE id = ? AND task_status IN " + discardable + " AND requeued_to IS NULL",
+	OpenDiscardRequest:   "SELECT id, task_pk, requested_by, reason, requested_at FROM argo_discard_request WHERE pending_task = ?",
+	DecideDiscardRequest: "UPDATE argo_discard_request SET decision = ?, decided_by = ?, decided_at = ?, decision_reason = ?, pending_task = NULL WHERE id = ? AND pending_task IS NOT NULL AND requested_by <> ?",
+	DiscardRequests:      "SELECT " + discardRequestColumns + " FROM argo_discard_request WHERE task_pk = ? ORDER BY id",
+	ForceFail:            "UPDATE " + byID + " SET task_status = " + dead + ", lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND task_status = " + retrying,
+	RunNow:               "UPDATE " + byID + " SET execute_time = ?, lease_owner = '', lease_until = 0 WHERE id = ? AND task_status IN " + runnable,
+	DeleteOperatorActions: func(n int) string {
+		return "DELETE FROM argo_operator_action WHERE task_pk IN " + inIDs(n)
+	},
+	DeleteDiscardRequests: func(n int) string {
+		return "DELETE FROM argo_discard_request WHERE task_pk IN " + inIDs(n)
+	},
+	CountDeadLetters: "SELECT COUNT(*) FROM argo_task WHERE task_status = " + dead + " AND requeued_to IS NULL",
 }
+
+// purgeableRow selects the rows the retention purge may delete: finished
+// rows (succeeded, recovered, discarded) not requeued, and requeued rows
+// (dead or discarded) whose new task is gone or purgeable itself, so that a
+// chain of requeues is deleted from its newest end back.
+var purgeableRow = "((task_status IN " + purgeable + " AND requeued_to IS NULL) OR (task_status IN " + requeueable + " AND requeued_to IS NOT NULL" +
+	" AND NOT EXISTS (SELECT 1 FROM argo_task successor WHERE successor.id = argo_task.requeued_to AND NOT (successor.task_status IN " + purgeable + " AND successor.requeued_to IS NULL))))"
+
+// runnable are the states RunNow moves forward: pending, retrying.
+var runnable = storage.StateSet(storage.StatePending, storage.StateRetrying)
+
+// operatorActionColumns and discardRequestColumns are the columns of
+// storage.OperatorAction and storage.DiscardRequest.
+const (
+	operatorActionColumns = "id, task_pk, action, operator, reason, at, other_task"
+	discardRequestColumns = "id, task_pk, requested_by, reason, requested_at, decision, decided_by, decided_at, decision_reason"
+)

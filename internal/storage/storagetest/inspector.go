@@ -15,9 +15,7 @@ func inspectorCases() []testCase {
 	return []testCase{
 		{"ListCountFilters", inspectorFilters},
 		{"Stats", inspectorStats},
-		{"RequeueRecorded", inspectorRequeue},
 		{"Discard", inspectorDiscard},
-		{"HistoryOfRequeuedTask", inspectorHistoryOfRequeued},
 	}
 }
 
@@ -163,54 +161,6 @@ func inspectorStats(t *testing.T, e Engine) {
 	}
 }
 
-// A requeue moves a dead or discarded task back to pending with a fresh
-// attempt budget, due now, and records who did it, when and why (the
-// attempt count it had) in the same transaction; a task in any other state
-// is refused with a TransitionError and nothing recorded; an unknown id is
-// ErrNotFound.
-func inspectorRequeue(t *testing.T, e Engine) {
-	s := e.Open(t)
-	ctx := ctxFor(t)
-	deadRow, discardedRow, done := newTask("q", dead, 100, 0), newTask("q", discarded, 100, 0), newTask("q", succeeded, 100, 0)
-	deadRow.ExecuteTimes, deadRow.FallbackErrorMsg = 4, "fallback failed"
-	discardedRow.DiscardReason = "by mistake"
-	insert(t, s, deadRow, discardedRow, done)
-	if err := s.RequeueRecorded(ctx, deadRow.ID, "template fixed", "ops-bot", 500); err != nil {
-		t.Fatal(err)
-	}
-	row := get(t, s, deadRow.ID)
-	if row.State != pending || row.ExecuteTimes != 0 || row.ExecuteTime != 500 || row.GmtModified != 500 || row.FallbackErrorMsg != "" || row.LeaseOwner != "" {
-		t.Fatalf("requeued row %+v", row)
-	}
-	atts := attempts(t, s, deadRow.ID)
-	want := storage.Attempt{TaskPK: deadRow.ID, Attempt: 4, Kind: storage.AttemptKindRequeue, Worker: "ops-bot", StartedAt: 500, FinishedAt: 500, Outcome: storage.OutcomeRequeued, Error: "template fixed"}
-	if len(atts) != 1 {
-		t.Fatalf("history %+v, want one requeue record", atts)
-	}
-	got := atts[0]
-	got.ID = 0
-	if got != want {
-		t.Fatalf("requeue record %+v, want %+v", got, want)
-	}
-	if err := s.Requeue(ctx, discardedRow.ID, 600); err != nil {
-		t.Fatal(err)
-	}
-	if row := get(t, s, discardedRow.ID); row.State != pending || row.DiscardReason != "" {
-		t.Fatalf("requeued discarded row %+v", row)
-	}
-	before := get(t, s, done.ID)
-	wantTransitionInvalid(t, "requeue of a succeeded task", s.RequeueRecorded(ctx, done.ID, "no", "ops-bot", 700))
-	if after := get(t, s, done.ID); *after != *before {
-		t.Fatalf("a refused requeue changed the row: %+v", after)
-	}
-	if atts := attempts(t, s, done.ID); len(atts) != 0 {
-		t.Fatalf("a refused requeue was recorded: %+v", atts)
-	}
-	if err := s.Requeue(ctx, slices.Max([]int64{deadRow.ID, discardedRow.ID, done.ID})+1000, 700); !errors.Is(err, storage.ErrNotFound) {
-		t.Fatalf("requeue of an unknown id: %v, want ErrNotFound", err)
-	}
-}
-
 // A discard ends a pending, retrying, exhausted or dead task with its
 // reason, unleased; it needs a reason argo can store unaltered (refused
 // otherwise, nothing changed); running and finished tasks are refused.
@@ -249,35 +199,5 @@ func inspectorDiscard(t *testing.T, e Engine) {
 	}
 	if err := s.Discard(ctx, done.ID+1000, "x", 60); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("discard of an unknown id: %v, want ErrNotFound", err)
-	}
-}
-
-// The history of a task requeued and run again lists the first round's
-// failure, then the second round's success from the task row, though both
-// are attempt 1.
-func inspectorHistoryOfRequeued(t *testing.T, e Engine) {
-	s := e.Open(t)
-	ctx := ctxFor(t)
-	task := newTask("r", dead, 1, 0)
-	task.ExecuteTimes = 1
-	insert(t, s, task)
-	if err := s.InsertAttempt(ctx, s.DB(), &storage.Attempt{TaskPK: task.ID, Attempt: 1, Kind: "attempt", Worker: "w1", StartedAt: 5, FinishedAt: 6, Outcome: outcomeFailed, Error: "down"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Requeue(ctx, task.ID, 40); err != nil {
-		t.Fatal(err)
-	}
-	c, err := s.ClaimByID(ctx, task.ID, pending, "w2", 50, 1000)
-	if err != nil || c == nil {
-		t.Fatalf("claim after the requeue: %v, %v", c, err)
-	}
-	f := success(c)
-	if err := s.Finish(ctx, f, 60); err != nil {
-		t.Fatal(err)
-	}
-	atts := attempts(t, s, task.ID)
-	if len(atts) != 3 || atts[0].Outcome != outcomeFailed || atts[1].Kind != storage.AttemptKindRequeue ||
-		atts[2].Outcome != outcomeSucceeded || atts[2].Attempt != 1 || atts[2].Worker != "w2" || atts[2].StartedAt != f.History.StartedAt || atts[2].FinishedAt != 60 {
-		t.Fatalf("history %+v, want the failure, the requeue, then the success from the task row", atts)
 	}
 }

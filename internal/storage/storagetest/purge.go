@@ -12,7 +12,6 @@ func purgeCases() []testCase {
 	return []testCase{
 		{"Bounded", purgeBounded},
 		{"OnlyPurgeableStates", purgeOnlyPurgeable},
-		{"SparesRequeued", purgeSparesRequeued},
 	}
 }
 
@@ -101,40 +100,5 @@ func purgeOnlyPurgeable(t *testing.T, e Engine) {
 		if _, err := s.Get(ctx, id); !errors.Is(err, storage.ErrNotFound) {
 			t.Fatalf("row %d not purged: %v", id, err)
 		}
-	}
-}
-
-// A discarded task requeued between the purge's selection and its delete
-// keeps its row and its history.
-func purgeSparesRequeued(t *testing.T, e Engine) {
-	s := e.Open(t)
-	ctx := ctxFor(t)
-	gone, back := newTask("p", discarded, 100, 0), newTask("p", discarded, 100, 0)
-	insert(t, s, gone, back)
-	for _, task := range []*storage.Task{gone, back} {
-		if err := s.InsertAttempt(ctx, s.DB(), &storage.Attempt{TaskPK: task.ID, Attempt: 1, Kind: "attempt", Outcome: outcomeFailed}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Requeued at 500, before the purge's cutoff (the operator's clock
-	// behind the purger's): its state, not its time, must spare it.
-	if err := s.Requeue(ctx, back.ID, 500); err != nil {
-		t.Fatal(err)
-	}
-	n, err := s.PurgeIDs(ctx, []int64{gone.ID, back.ID}, 1000) // both were selected before the requeue
-	if err != nil || n != 1 {
-		t.Fatalf("PurgeIDs = %d, %v; want 1", n, err)
-	}
-	if _, err := s.Get(ctx, gone.ID); !errors.Is(err, storage.ErrNotFound) {
-		t.Fatalf("purged task still there: %v", err)
-	}
-	if row := get(t, s, back.ID); row.State != pending {
-		t.Fatalf("requeued task: %s, want pending", row.State)
-	}
-	if atts := attempts(t, s, back.ID); len(atts) != 2 { // the attempt and the requeue's record
-		t.Fatalf("requeued task's history: %d rows, want 2", len(atts))
-	}
-	if n := count(t, s, "SELECT COUNT(*) FROM argo_task_attempt WHERE task_pk = ?", gone.ID); n != 0 {
-		t.Fatalf("purged task's history: %d rows, want 0", n)
 	}
 }

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/argo-retry/argo/internal/testdb"
+	"github.com/argo-retry/argo/runtime"
+)
+
+// TestReviewedDiscard: with -discard-approval (or ARGO_DISCARD_APPROVAL)
+// discard is refused; discard-request leaves the task untouched; its
+// requester cannot approve it; another operator's approval discards it with
+// the request's reason; show lists the open request and the trail; a
+// rejection leaves the task as it was.
+func TestReviewedDiscard(t *testing.T) {
+	for _, b := range testdb.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			seed(t, b.DSN)
+			failCtl(t, b.DSN, 1, "discards need a second operator", "-discard-approval", "discard", "4", "-reason", "x")
+			out, errOut, code := ctlEnv(t, b.DSN, map[string]string{"ARGO_DISCARD_APPROVAL": "1"}, "discard", "4", "-reason", "x")
+			if code != 1 || out != "" || !strings.Contains(errOut, "discards need a second operator") {
+				t.Fatalf("discard with ARGO_DISCARD_APPROVAL=1: exit %d, %q, %q", code, out, errOut)
+			}
+			if getTask(t, b.DSN, 4).State != runtime.StatePending {
+				t.Fatal("a refused discard changed task 4")
+			}
+			failCtl(t, b.DSN, 2, "discard-request needs -reason", "discard-request", "4", "-operator", "alice")
+			if out := mustCtl(t, b.DSN, "discard-request", "4", "-reason", "order cancelled", "-operator", "alice"); !strings.HasPrefix(out, "discard requested for task 4 (request ") {
+				t.Fatalf("discard-request: %q", out)
+			}
+			if getTask(t, b.DSN, 4).State != runtime.StatePending {
+				t.Fatal("a discard request changed task 4")
+			}
+			show := mustCtl(t, b.DSN, "show", "4")
+			if !strings.Contains(show, "discard requested:") || !strings.Contains(show, "by alice: order cancelled (awaits another operator") {
+				t.Fatalf("show 4 lacks the open request:\n%s", show)
+			}
+			failCtl(t, b.DSN, 1, "another operator than the one who made it", "discard-approve", "4", "-operator", "alice")
+			if getTask(t, b.DSN, 4).State != runtime.StatePending {
+				t.Fatal("an approval by the requester changed task 4")
+			}
+			if out := mustCtl(t, b.DSN, "discard-approve", "4", "-operator", "bob", "-reason", "checked"); out != "discard approved: discarded task 4\n" {
+				t.Fatalf("discard-approve: %q", out)
+			}
+			if task := getTask(t, b.DSN, 4); task.State != runtime.StateDiscarded || task.DiscardReason != "order cancelled" {
+				t.Fatalf("task 4 after approval: %s %q", task.State, task.DiscardReason)
+			}
+			show = mustCtl(t, b.DSN, "show", "4")
+			for _, want := range []string{"operator trail:", "discard_request  alice     order cancelled", "discard_approve  bob       checked"} {
+				if !strings.Contains(show, want) {
+					t.Fatalf("show 4 lacks %q:\n%s", want, show)
+				}
+			}
+
+			mustCtl(t, b.DSN, "discard-request", "5", "-reason", "duplicate", "-operator", "alice")
+			failCtl(t, b.DSN, 1, "awaits a decision already", "discard-request", "5", "-reason", "again", "-operator", "carol")
+			mustCtl(t, b.DSN, "discard-reject", "5", "-operator", "bob", "-reason", "not a duplicate")
+			if getTask(t, b.DSN, 5).State != runtime.StateDead {
+				t.Fatal("a rejected discard changed task 5")
+			}
+			failCtl(t, b.DSN, 1, "no discard request awaits a decision", "discard-approve", "5", "-operator", "bob")
+		})
+	}
+}
+
+// TestForceFailAndRun: force-fail sends a retrying task to the dead letter
+// (reason required) and refuses other states; run makes a waiting task due
+// now and refuses a running one; both are in the trail.
+func TestForceFailAndRun(t *testing.T) {
+	for _, b := range testdb.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			seed(t, b.DSN)
+			failCtl(t, b.DSN, 2, "force-fail needs -reason", "force-fail", "2")
+			failCtl(t, b.DSN, 1, "WF_STATE_TRANSITION_INVALID: task 4 cannot go from pending to dead", "force-fail", "4", "-reason", "x")
+			if out := mustCtl(t, b.DSN, "force-fail", "2", "-reason", "endpoint retired", "-operator", "alice"); out != "sent to the dead letter: task 2\n" {
+				t.Fatalf("force-fail 2: %q", out)
+			}
+			if getTask(t, b.DSN, 2).State != runtime.StateDead {
+				t.Fatal("task 2 not dead after force-fail")
+			}
+			failCtl(t, b.DSN, 1, "WF_STATE_TRANSITION_INVALID: task 8 cannot go from running to running", "run", "8")
+			if out := mustCtl(t, b.DSN, "run", "4", "-operator", "bob"); out != "due now: task 4\n" {
+				t.Fatalf("run 4: %q", out)
+			}
+			if task := getTask(t, b.DSN, 4); !task.ExecuteTime.Time().Equal(fixedNow) || task.State != runtime.StatePending {
+				t.Fatalf("task 4 after run: %s due %v, want pending due %v", task.State, task.ExecuteTime.Time(), fixedNow)
+			}
+			db, dialect := openDB(t, b.DSN)
+			in := runtime.NewInspector(db, dialect)
+			for id, want := range map[int64]string{2: runtime.ActionForceFail + " alice", 4: runtime.ActionRunNow + " bob"} {
+				tr, err := in.Trail(context.Background(), id)
+				if err != nil || len(tr) != 1 || tr[0].Action+" "+tr[0].Operator != want {
+					t.Fatalf("trail of %d: %+v, %v; want %s", id, tr, err, want)
+				}
+			}
+		})
+	}
+}
+
+// ctlEnv is ctl with more environment variables.
+func ctlEnv(t *testing.T, dsn string, vars map[string]string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb strings.Builder
+	getenv := func(k string) string {
+		if k == "ARGO_DSN" {
+			return dsn
+		}
+		return vars[k]
+	}
+	code = run(context.Background(), args, &out, &errb, getenv)
+	return out.String(), errb.String(), code
+}

@@ -1,0 +1,106 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+
+	"github.com/argo-retry/argo/internal/storage"
+)
+
+// OperatorAction is one record of the operator trail: who did what to a
+// task, when and why (storage.OperatorAction).
+type OperatorAction = storage.OperatorAction
+
+// DiscardRequest is a discard awaiting (or decided by) a second operator.
+type DiscardRequest = storage.DiscardRequest
+
+// RequeueLinks are a task's links to the tasks it was requeued from and
+// into (0 for none).
+type RequeueLinks = storage.RequeueLinks
+
+// The actions of the operator trail (OperatorAction.Action).
+const (
+	ActionRequeue        = storage.ActionRequeue
+	ActionDiscard        = storage.ActionDiscard
+	ActionDiscardRequest = storage.ActionDiscardRequest
+	ActionDiscardApprove = storage.ActionDiscardApprove
+	ActionDiscardReject  = storage.ActionDiscardReject
+	ActionForceFail      = storage.ActionForceFail
+	ActionRunNow         = storage.ActionRunNow
+)
+
+// Errors of the operators' changes.
+var (
+	// ErrAlreadyRequeued: the task was requeued before; act on its new task.
+	ErrAlreadyRequeued = storage.ErrAlreadyRequeued
+	// ErrNoDiscardRequest: no discard request of the task awaits a decision.
+	ErrNoDiscardRequest = storage.ErrNoDiscardRequest
+	// ErrDiscardRequestOpen: a discard request of the task awaits a decision already.
+	ErrDiscardRequestOpen = storage.ErrDiscardRequestOpen
+	// ErrSameOperator: the operator who asked for a discard cannot decide it.
+	ErrSameOperator = storage.ErrSameOperator
+	// ErrNoOperator: the change needs the operator's name.
+	ErrNoOperator = storage.ErrNoOperator
+	// ErrDiscardNeedsApproval: discards need a second operator
+	// (Inspector.RequireDiscardApproval); use RequestDiscard.
+	ErrDiscardNeedsApproval = errors.New("argo: discards need a second operator's approval here: request the discard (argoctl discard-request), then another operator approves it (argoctl discard-approve)")
+)
+
+// Trail returns the operator trail of task id, oldest first: every
+// requeue, discard, discard request and decision, force-fail and run-now,
+// with who, when and why.
+func (in *Inspector) Trail(ctx context.Context, id int64) ([]OperatorAction, error) {
+	return in.store.OperatorActions(ctx, id)
+}
+
+// DiscardRequests returns the discard requests of task id, oldest first.
+func (in *Inspector) DiscardRequests(ctx context.Context, id int64) ([]DiscardRequest, error) {
+	return in.store.DiscardRequests(ctx, id)
+}
+
+// Links returns the tasks task id was requeued from and into.
+func (in *Inspector) Links(ctx context.Context, id int64) (RequeueLinks, error) {
+	return in.store.Links(ctx, id)
+}
+
+// RequestDiscard asks for the discard of a pending, retrying, exhausted or
+// dead task, as in.Operator, with a reason (required). The task is not
+// touched until a different operator approves (ApproveDiscard). It returns
+// the request's id.
+func (in *Inspector) RequestDiscard(ctx context.Context, id int64, reason string) (int64, error) {
+	return in.store.RequestDiscard(ctx, id, reason, in.operator(), toMillis(in.now()))
+}
+
+// ApproveDiscard approves the open discard request of task id, as
+// in.Operator, who must not be the one who made it (ErrSameOperator), and
+// discards the task with the request's reason in the same transaction.
+// reason (why approved) is optional.
+func (in *Inspector) ApproveDiscard(ctx context.Context, id int64, reason string) error {
+	return in.store.DecideDiscard(ctx, id, true, reason, in.operator(), toMillis(in.now()))
+}
+
+// RejectDiscard rejects the open discard request of task id, as
+// in.Operator (not its requester); the task stays as it is.
+func (in *Inspector) RejectDiscard(ctx context.Context, id int64, reason string) error {
+	return in.store.DecideDiscard(ctx, id, false, reason, in.operator(), toMillis(in.now()))
+}
+
+// ForceFail sends a retrying task to the dead letter now, with a reason
+// (required) recorded in the trail. Any other state is refused with a
+// *TransitionError.
+func (in *Inspector) ForceFail(ctx context.Context, id int64, reason string) error {
+	return in.store.ForceFail(ctx, id, reason, in.operator(), toMillis(in.now()))
+}
+
+// RunNow makes a pending or retrying task due now, so that the next claim
+// of any instance takes it (a retry held by an instance is given back).
+// reason is optional. Any other state is refused with a *TransitionError.
+func (in *Inspector) RunNow(ctx context.Context, id int64, reason string) error {
+	return in.store.RunNow(ctx, id, reason, in.operator(), toMillis(in.now()))
+}
+
+// CountDeadLetters returns how many dead tasks await an operator (dead and
+// not requeued; CountByState counts requeued dead rows too).
+func (in *Inspector) CountDeadLetters(ctx context.Context) (int, error) {
+	return in.store.CountDeadLetters(ctx)
+}

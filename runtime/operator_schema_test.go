@@ -1,0 +1,68 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/argo-retry/argo/internal/storage"
+)
+
+// TestSchemaCheckWantsOperatorTrail: a schema without one of the things
+// migration 000005 adds (the requeue links, the trail table, the discard
+// requests table) fails the schema check naming 000005, on both databases;
+// migrating again brings it back.
+func TestSchemaCheckWantsOperatorTrail(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		for _, drop := range []string{
+			"ALTER TABLE argo_task DROP COLUMN requeued_to",
+			"DROP TABLE argo_operator_action",
+			"DROP TABLE argo_discard_request",
+		} {
+			s := freshStore(t, dsn)
+			if err := s.CheckSchema(ctx); err != nil {
+				t.Fatalf("migrated schema: %v", err)
+			}
+			if _, err := s.DB().ExecContext(ctx, drop); err != nil {
+				t.Fatal(err)
+			}
+			var se *SchemaError
+			if err := s.CheckSchema(ctx); !errors.As(err, &se) || se.Migration != "000005_operator_trail.up.sql" {
+				t.Fatalf("after %s: %v, want a SchemaError naming 000005_operator_trail.up.sql", drop, err)
+			}
+		}
+	})
+}
+
+// TestOperatorTrailMigrationDownUp: 000005's down file, as a DBA applies
+// it, leaves a schema the check names 000005 for, and its up file brings
+// it back, on both databases.
+func TestOperatorTrailMigrationDownUp(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := freshStore(t, dsn)
+		apply := func(file string) {
+			t.Helper()
+			body, err := os.ReadFile("../sql/" + s.Dialect() + "/" + file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, st := range storage.SplitStatements(string(body)) {
+				if _, err := s.DB().ExecContext(ctx, st); err != nil {
+					t.Fatalf("%s: %v\n%s", file, err, st)
+				}
+			}
+		}
+		apply("000005_operator_trail.down.sql")
+		var se *SchemaError
+		if err := s.CheckSchema(ctx); !errors.As(err, &se) || se.Migration != "000005_operator_trail.up.sql" {
+			t.Fatalf("after the down file: %v, want a SchemaError naming 000005_operator_trail.up.sql", err)
+		}
+		apply("000005_operator_trail.up.sql")
+		if err := s.CheckSchema(ctx); err != nil {
+			t.Fatalf("after the up file: %v", err)
+		}
+	})
+}
