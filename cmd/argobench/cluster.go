@@ -13,6 +13,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"slices"
 	"strconv"
@@ -309,6 +310,11 @@ func (b *bencher) cluster(ctx context.Context) error {
 		return errNotCluster
 	}
 	n := b.o.n(clusterBaseTasks, 20)
+	// The runtimes' failover connectors log the server they chose to the
+	// default logger: keep it as quiet as the bench's own (-v).
+	defaultLogger := slog.Default()
+	slog.SetDefault(b.logger)
+	defer slog.SetDefault(defaultLogger)
 	nodes, err := openClusterNodes(cfg, servers)
 	if err != nil {
 		return err
@@ -348,6 +354,16 @@ func (b *bencher) cluster(ctx context.Context) error {
 		}
 	}
 	b.reportCluster(setups, n, len(servers))
+	for _, s := range setups {
+		sr := &ClusterSetupReport{Setup: s.key, Label: s.label, LocalCommits: s.result.localCommits}
+		for _, d := range s.dsns {
+			sr.DSNs = append(sr.DSNs, runtime.RedactDSN(d))
+		}
+		if s.nodes != nil && s.result.galera {
+			sr.Servers = s.nodes.addrs
+		}
+		b.rep.Cluster = append(b.rep.Cluster, sr)
+	}
 	return nil
 }
 
@@ -501,6 +517,19 @@ func stopAll(rts []*runtime.Runtime) {
 		go func() { defer wg.Done(); stopArgo(rt) }()
 	}
 	wg.Wait()
+}
+
+// ClusterSetupReport is one setup of the cluster workload in the JSON
+// report.
+type ClusterSetupReport struct {
+	Setup string   `json:"setup"` // single, one (one writer), all (all writers)
+	Label string   `json:"label"`
+	DSNs  []string `json:"dsns"` // one runtime per DSN, passwords hidden
+	// Servers and LocalCommits: the transactions each server committed
+	// for its own clients over the runs (wsrep_local_commits deltas; the
+	// server's every client, not only argobench's); empty off Galera.
+	Servers      []string `json:"servers,omitempty"`
+	LocalCommits []int64  `json:"local_commits,omitempty"`
 }
 
 // record adds one run's figures.
