@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -201,6 +202,7 @@ type clusterResults struct {
 	bfAborts     []float64 // per 10,000 tasks
 	certFailures []float64 // per 10,000 tasks
 	extraRuns    []float64 // attempts beyond the expected ones (rescues)
+	failed       []float64 // failed submit tries per 10,000 tasks
 	localCommits []int64   // per server, summed over the runs
 	galera       bool
 }
@@ -210,6 +212,9 @@ type clusterRunStats struct {
 	elapsed      time.Duration
 	counters     []nodeCounters // deltas per server; nil when not read
 	extraAttempt int
+	// failedSubmits counts the submits that returned ErrNotPersisted or
+	// ErrOutcomeUnknown and were tried again (submitUntilStored).
+	failedSubmits int
 }
 
 // clusterAttempts records which attempts of which task ran.
@@ -448,6 +453,7 @@ func (b *bencher) clusterRun(ctx context.Context, s *clusterSetup, n int) (clust
 
 	t0 := time.Now()
 	var wg sync.WaitGroup
+	var failed atomic.Int64
 	errs := make([]error, k)
 	from := 0
 	for i, rt := range rts {
@@ -458,12 +464,7 @@ func (b *bencher) clusterRun(ctx context.Context, s *clusterSetup, n int) (clust
 		go func() {
 			defer wg.Done()
 			errs[i] = parallel(ctx, clusterShare(b.o.submitters, k, i), count, func(j int) error {
-				call := runtime.Call{Task: def, Args: argsJSON(first + j)}
-				if b.o.cluster.claimed {
-					call.RunAt = time.Now()
-				}
-				_, err := rt.Submit(ctx, call)
-				return err
+				return submitUntilStored(ctx, rt, def, first+j, b.o.cluster.claimed, &failed)
 			})
 		}()
 	}
@@ -475,6 +476,7 @@ func (b *bencher) clusterRun(ctx context.Context, s *clusterSetup, n int) (clust
 		return st, err
 	}
 	st.elapsed = time.Duration(obs.at.Load() - t0.UnixNano())
+	st.failedSubmits = int(failed.Load())
 	stopAll(rts) // every attempt has ended: what ran is all in the log
 	rts = nil
 	extra, err := log.check(n)
@@ -509,6 +511,38 @@ func (b *bencher) clusterRun(ctx context.Context, s *clusterSetup, n int) (clust
 	return st, nil
 }
 
+// clusterSubmitPause is how long a caller waits before trying a failed
+// submit again.
+const clusterSubmitPause = 10 * time.Millisecond
+
+// submitUntilStored submits task n as a caller that must not lose it
+// would: with UniqueKey n, trying again after ErrNotPersisted (the row
+// certainly did not land: on Galera, a submit whose every try the cluster
+// aborted as a conflict) or ErrOutcomeUnknown (the key keeps a second try
+// from storing it twice), counting each failed try in failed.
+func submitUntilStored(ctx context.Context, rt *runtime.Runtime, def *runtime.TaskDef, n int, claimed bool, failed *atomic.Int64) error {
+	call := runtime.Call{Task: def, Args: argsJSON(n), UniqueKey: strconv.Itoa(n)}
+	for {
+		if claimed {
+			call.RunAt = time.Now()
+		}
+		id, err := rt.Submit(ctx, call)
+		switch {
+		case err == nil, errors.Is(err, runtime.ErrDuplicate) && id != 0:
+			return nil
+		case ctx.Err() != nil:
+			return fmt.Errorf("task %d: %w (last try: %v)", n, ctx.Err(), err)
+		case !errors.Is(err, runtime.ErrNotPersisted) && !errors.Is(err, runtime.ErrOutcomeUnknown):
+			return err
+		}
+		failed.Add(1)
+		select {
+		case <-ctx.Done():
+		case <-time.After(clusterSubmitPause):
+		}
+	}
+}
+
 // stopAll stops runtimes at once.
 func stopAll(rts []*runtime.Runtime) {
 	var wg sync.WaitGroup
@@ -537,6 +571,7 @@ func (s *clusterSetup) record(st clusterRunStats, n int) {
 	r := &s.result
 	r.rates = append(r.rates, float64(n)/secs(st.elapsed))
 	r.extraRuns = append(r.extraRuns, float64(st.extraAttempt))
+	r.failed = append(r.failed, float64(st.failedSubmits)*10_000/float64(n))
 	if st.counters == nil {
 		return
 	}
@@ -614,6 +649,10 @@ func (b *bencher) reportCluster(setups []*clusterSetup, n, servers int) {
 		name := map[string]string{"one": "one writer", "all": "all writers"}[key]
 		b.rep.add(&Row{Workload: clusterWorkload, Metric: name + ": brute-force aborts per 10,000 tasks", Unit: UnitCount, Argo: newStat(s.result.bfAborts), Note: "wsrep_local_bf_aborts, summed over the servers"})
 		b.rep.add(&Row{Workload: clusterWorkload, Metric: name + ": certification failures per 10,000 tasks", Unit: UnitCount, Argo: newStat(s.result.certFailures), Note: "wsrep_local_cert_failures, summed over the servers"})
+	}
+	for _, s := range setups {
+		b.rep.add(&Row{Workload: clusterWorkload, Metric: "failed submits per 10,000 tasks, " + s.label, Unit: UnitCount, Argo: newStat(s.result.failed),
+			Note: "ErrNotPersisted or ErrOutcomeUnknown (after argo's own retries), tried again by the caller with the same UniqueKey"})
 	}
 	if !by["one"].result.galera {
 		b.rep.Notes = append(b.rep.Notes, "cluster: the servers report no wsrep counters (not Galera): no conflict figures")
