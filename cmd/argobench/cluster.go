@@ -337,11 +337,11 @@ func (b *bencher) cluster(ctx context.Context) error {
 		}
 		defer single.Close()
 		defer resetTables(context.Background(), single, runtime.DialectMySQL)
-		setups = append(setups, &clusterSetup{key: "single", label: "one server, 1 runtime", dsns: []string{d}, admin: single})
+		setups = append(setups, &clusterSetup{key: "single", label: "one server", dsns: []string{d}, admin: single})
 	}
 	setups = append(setups,
-		&clusterSetup{key: "one", label: "cluster, one writer: 1 runtime on the list", dsns: writers[:1], admin: b.admin, nodes: nodes},
-		&clusterSetup{key: "all", label: fmt.Sprintf("cluster, all writers: %d runtimes, each its own server first", len(servers)), dsns: writers, admin: b.admin, nodes: nodes})
+		&clusterSetup{key: "one", label: "cluster, one writer", dsns: writers[:1], admin: b.admin, nodes: nodes},
+		&clusterSetup{key: "all", label: "cluster, all writers", dsns: writers, admin: b.admin, nodes: nodes})
 
 	for r := range b.o.runs {
 		// Rotate the order from run to run, so that no setup always runs
@@ -624,9 +624,12 @@ func (b *bencher) reportCluster(setups []*clusterSetup, n, servers int) {
 	by := map[string]*clusterSetup{}
 	for _, s := range setups {
 		by[s.key] = s
-		note := ""
-		if s.key != "single" {
-			note = s.result.commitShares()
+		note := fmt.Sprintf("%d runtime(s)", len(s.dsns))
+		switch s.key {
+		case "one":
+			note = "1 runtime on the server list; " + s.result.commitShares()
+		case "all":
+			note = fmt.Sprintf("%d runtimes, each its own server first; %s", len(s.dsns), s.result.commitShares())
 		}
 		if extra := newStat(s.result.extraRuns); extra != nil && extra.Max > 0 {
 			note = strings.TrimPrefix(note+fmt.Sprintf("; %.0f attempts rescued (median)", extra.Median), "; ")
@@ -647,12 +650,12 @@ func (b *bencher) reportCluster(setups []*clusterSetup, n, servers int) {
 			continue
 		}
 		name := map[string]string{"one": "one writer", "all": "all writers"}[key]
-		b.rep.add(&Row{Workload: clusterWorkload, Metric: name + ": brute-force aborts per 10,000 tasks", Unit: UnitCount, Argo: newStat(s.result.bfAborts), Note: "wsrep_local_bf_aborts, summed over the servers"})
-		b.rep.add(&Row{Workload: clusterWorkload, Metric: name + ": certification failures per 10,000 tasks", Unit: UnitCount, Argo: newStat(s.result.certFailures), Note: "wsrep_local_cert_failures, summed over the servers"})
+		b.rep.add(&Row{Workload: clusterWorkload, Metric: name + ": brute-force aborts per 10,000 tasks", Unit: UnitCount, Argo: newStat(s.result.bfAborts), Note: "wsrep_local_bf_aborts, all servers"})
+		b.rep.add(&Row{Workload: clusterWorkload, Metric: name + ": certification failures per 10,000 tasks", Unit: UnitCount, Argo: newStat(s.result.certFailures), Note: "wsrep_local_cert_failures, all servers"})
 	}
 	for _, s := range setups {
-		b.rep.add(&Row{Workload: clusterWorkload, Metric: "failed submits per 10,000 tasks, " + s.label, Unit: UnitCount, Argo: newStat(s.result.failed),
-			Note: "ErrNotPersisted or ErrOutcomeUnknown (after argo's own retries), tried again by the caller with the same UniqueKey"})
+		b.rep.add(&Row{Workload: clusterWorkload, Metric: "failed submits per 10,000 tasks, " + strings.TrimPrefix(s.label, "cluster, "), Unit: UnitCount, Argo: newStat(s.result.failed),
+			Note: "ErrNotPersisted/ErrOutcomeUnknown, tried again by the caller (same UniqueKey)"})
 	}
 	if !by["one"].result.galera {
 		b.rep.Notes = append(b.rep.Notes, "cluster: the servers report no wsrep counters (not Galera): no conflict figures")

@@ -121,7 +121,7 @@ func TestClusterGalera(t *testing.T) {
 	for _, prefix := range []string{"tasks/s, one server", "tasks/s, cluster, one writer", "tasks/s, cluster, all writers",
 		"throughput, one writer / one server", "throughput, all writers / one server", "throughput, all writers / one writer",
 		"one writer: brute-force aborts", "one writer: certification failures", "all writers: brute-force aborts", "all writers: certification failures",
-		"failed submits per 10,000 tasks, one server", "failed submits per 10,000 tasks, cluster, one writer", "failed submits per 10,000 tasks, cluster, all writers"} {
+		"failed submits per 10,000 tasks, one server", "failed submits per 10,000 tasks, one writer", "failed submits per 10,000 tasks, all writers"} {
 		found := false
 		for m, r := range metrics {
 			if strings.HasPrefix(m, prefix) {
