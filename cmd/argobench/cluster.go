@@ -194,6 +194,8 @@ type clusterSetup struct {
 	admin  *sql.DB       // resets and checks
 	nodes  *clusterNodes // the servers whose counters are read; nil: none
 	result clusterResults
+	// settings: the durability of the one server (-single-dsn).
+	settings string
 }
 
 // clusterResults are a setup's figures, one entry per run.
@@ -331,13 +333,13 @@ func (b *bencher) cluster(ctx context.Context) error {
 	writers := writerDSNs(cfg, servers)
 	var setups []*clusterSetup
 	if d := b.o.cluster.singleDSN; d != "" {
-		single, err := b.openSingle(ctx, d)
+		single, settings, err := b.openSingle(ctx, d)
 		if err != nil {
 			return fmt.Errorf("-single-dsn: %w", err)
 		}
 		defer single.Close()
 		defer resetTables(context.Background(), single, runtime.DialectMySQL)
-		setups = append(setups, &clusterSetup{key: "single", label: "one server", dsns: []string{d}, admin: single})
+		setups = append(setups, &clusterSetup{key: "single", label: "one server", dsns: []string{d}, admin: single, settings: settings})
 	}
 	setups = append(setups,
 		&clusterSetup{key: "one", label: "cluster, one writer", dsns: writers[:1], admin: b.admin, nodes: nodes},
@@ -373,19 +375,20 @@ func (b *bencher) cluster(ctx context.Context) error {
 }
 
 // openSingle prepares the baseline's database as bench prepares -dsn's.
-func (b *bencher) openSingle(ctx context.Context, dsn string) (*sql.DB, error) {
+// It returns the database and the server's durability setting.
+func (b *bencher) openSingle(ctx context.Context, dsn string) (*sql.DB, string, error) {
 	if !strings.HasPrefix(dsn, "mysql:") {
-		return nil, fmt.Errorf("want a MySQL DSN of one server, mysql:USER:PASS@tcp(HOST:PORT)/DB")
+		return nil, "", fmt.Errorf("want a MySQL DSN of one server, mysql:USER:PASS@tcp(HOST:PORT)/DB")
 	}
 	if namesSeveralServers(dsn) {
-		return nil, fmt.Errorf("%s names several servers: give one server, the baseline the cluster is compared with", runtime.RedactDSN(dsn))
+		return nil, "", fmt.Errorf("%s names several servers: give one server, the baseline the cluster is compared with", runtime.RedactDSN(dsn))
 	}
 	if err := ensureMySQLDatabase(ctx, dsn); err != nil {
-		return nil, fmt.Errorf("creating the database: %w", err)
+		return nil, "", fmt.Errorf("creating the database: %w", err)
 	}
 	db, dialect, err := runtime.OpenDB(dsn)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	ok := false
 	defer func() {
@@ -394,24 +397,28 @@ func (b *bencher) openSingle(ctx context.Context, dsn string) (*sql.DB, error) {
 		}
 	}()
 	if _, err := runtime.Migrate(ctx, db, dialect); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if !b.o.force {
 		if err := checkBenchDatabase(ctx, db); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 	if err := runtime.NewInspector(db, dialect).CheckSchema(ctx); err != nil {
 		b.logf("the argo tables of -single-dsn are out of date (%v); recreating them", err)
 		if err := dropArgoTables(ctx, db); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		if _, err := runtime.Migrate(ctx, db, dialect); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
+	var flush string
+	if err := db.QueryRowContext(ctx, "SELECT @@innodb_flush_log_at_trx_commit").Scan(&flush); err != nil {
+		return nil, "", err
+	}
 	ok = true
-	return db, nil
+	return db, "innodb_flush_log_at_trx_commit=" + flush, nil
 }
 
 // clusterRun submits n tasks through the setup's runtimes (each submits
@@ -666,7 +673,7 @@ func (b *bencher) reportCluster(setups []*clusterSetup, n, servers int) {
 	}
 	single := "no -single-dsn baseline"
 	if d := b.o.cluster.singleDSN; d != "" {
-		single = "one server: " + runtime.RedactDSN(d)
+		single = "one server: " + runtime.RedactDSN(d) + " (" + by["single"].settings + ")"
 	}
 	b.rep.Notes = append(b.rep.Notes, fmt.Sprintf("cluster: %d tasks per run (1 in %d fails its first attempt, retried %s later), %s; %d workers and %d submitting goroutines in total, split over the runtimes; %d servers listed; %s",
 		n, clusterFailEvery, clusterRetryDelay, how, b.o.workers, b.o.submitters, servers, single))
