@@ -631,7 +631,7 @@ func (b *bencher) reportCluster(setups []*clusterSetup, n, servers int) {
 	by := map[string]*clusterSetup{}
 	for _, s := range setups {
 		by[s.key] = s
-		note := fmt.Sprintf("%d runtime(s)", len(s.dsns))
+		note := "1 runtime"
 		switch s.key {
 		case "one":
 			note = "1 runtime on the server list; " + s.result.commitShares()
