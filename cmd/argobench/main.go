@@ -36,6 +36,10 @@
 //	        counted by a database/sql driver wrapper, with the time spent in each.
 //	whatif  batching the runtime does not do yet, written by hand: concurrent
 //	        submits grouped into multi-row INSERTs; shows what it would buy here.
+//	cluster (run by default when -dsn names several servers) 10,000 tasks, 20%
+//	        failing once, through one runtime on the server list (one writer),
+//	        one runtime per server, its own first (all writers), and -single-dsn
+//	        (one server): tasks/s, Galera conflicts per 10,000 tasks (cluster.go).
 //
 // -scale multiplies every task and row count (-scale 0.1 for a quick run).
 package main
@@ -62,7 +66,7 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-var allWorkloads = []string{"sync", "insert", "work", "retry", "claim", "memory", "audit", "whatif"}
+var allWorkloads = []string{"sync", "insert", "work", "retry", "claim", "memory", "audit", "whatif", "cluster"}
 
 type options struct {
 	dsn        string
@@ -83,6 +87,7 @@ type options struct {
 	force      bool
 	verbose    bool
 	label      string
+	cluster    clusterOptions
 }
 
 // n scales a base count, keeping at least lo.
@@ -113,6 +118,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.force, "force", false, "run even if argo_task holds rows argobench did not write (they are deleted)")
 	fs.StringVar(&o.label, "label", "", "free text recorded in the report, e.g. the revision measured when not built from a git checkout")
 	fs.BoolVar(&o.verbose, "v", false, "log argo's warnings and errors to stderr")
+	o.cluster.register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -137,6 +143,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			}
 			o.only[w] = true
 		}
+	}
+	if only == "" && !namesSeveralServers(o.dsn) {
+		delete(o.only, "cluster") // one server: nothing to compare
 	}
 	if o.cpuProfile != "" {
 		f, err := os.Create(o.cpuProfile)
@@ -244,6 +253,7 @@ func bench(ctx context.Context, o *options, logw io.Writer) (*Report, error) {
 		{"memory", b.memory},
 		{"audit", b.audit},
 		{"whatif", b.whatIf},
+		{"cluster", b.cluster},
 	}
 	var errs []error
 	for _, s := range steps {

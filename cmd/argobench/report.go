@@ -17,6 +17,9 @@ type Report struct {
 	WhatIf []*Row      `json:"what_if,omitempty"` // hand-written batching, as proposed for the runtime
 	Notes  []string    `json:"notes,omitempty"`
 	Errors []string    `json:"errors,omitempty"`
+
+	// Cluster is what the cluster workload ran, setup by setup (cluster.go).
+	Cluster []*ClusterSetupReport `json:"cluster,omitempty"`
 }
 
 // Row is one line of the table.
