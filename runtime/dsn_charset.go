@@ -2,12 +2,15 @@ package runtime
 
 import (
 	"database/sql"
+	"database/sql/driver"
 	"log/slog"
 	"regexp"
 	"strings"
 	"sync"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/argo-retry/argo/internal/failover"
 )
 
 // Client-side interpolation and the connection charset (MySQL).
@@ -59,6 +62,34 @@ type mysqlHandle struct {
 	// and no multi-statement pool is opened; "" when they are.
 	unsafeCharset string
 	noted         sync.Once // the INFO log about unsafeCharset, once per handle
+	// failovers are the connectors of a DSN naming several servers (the
+	// handle's and its one-trip pool's), whose log lines go to the
+	// runtime's logger once one starts on the handle (useLogger).
+	failoversMu sync.Mutex
+	failovers   []*failover.Connector
+}
+
+// addFailover records conn if it is a several-server connector.
+func (h *mysqlHandle) addFailover(conn driver.Connector) {
+	if fc, ok := conn.(*failover.Connector); ok {
+		h.failoversMu.Lock()
+		h.failovers = append(h.failovers, fc)
+		h.failoversMu.Unlock()
+	}
+}
+
+// useLogger sends the log lines of db's failover connectors (a DSN naming
+// several servers) to log: Config.Logger rather than slog.Default().
+func useLogger(log *slog.Logger, db *sql.DB) {
+	h := mysqlHandleOf(db)
+	if h == nil {
+		return
+	}
+	h.failoversMu.Lock()
+	defer h.failoversMu.Unlock()
+	for _, fc := range h.failovers {
+		fc.SetLogger(log)
+	}
 }
 
 // mysqlHandles maps each *sql.DB opened by OpenDB on MySQL to its settings.

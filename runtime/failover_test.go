@@ -420,3 +420,34 @@ func TestOpenDBServerList(t *testing.T) {
 		}
 	}
 }
+
+// TestFailoverLogsToConfigLogger: the failover connector of a DSN naming
+// several servers, which OpenDB makes without a logger, logs to the
+// runtime's Config.Logger once Start runs on it, not to slog.Default().
+func TestFailoverLogsToConfigLogger(t *testing.T) {
+	defaultLines := defaultLogLines(t)
+	base := testdb.MySQLDSN(t)
+	dsn := strings.Replace(base, "tcp(127.0.0.1:", "tcp(127.0.0.1:1,127.0.0.1:", 1)
+	if dsn == base {
+		t.Fatalf("test DSN %q has no tcp(127.0.0.1:…) address to put a server list in", RedactDSN(base))
+	}
+	var mu sync.Mutex
+	var lines []string
+	cfg := testConfigT(t, dsn)
+	cfg.AutoMigrate = true
+	cfg.Logger = slog.New(&lineHandler{fn: func(line string) {
+		mu.Lock()
+		lines = append(lines, line)
+		mu.Unlock()
+		t.Log(line)
+	}})
+	startRuntime(t, cfg)
+	waitFor(t, 10*time.Second, "the connector's line about the unusable server in Config.Logger", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return countLines(lines, "database server", "127.0.0.1:1") > 0
+	})
+	if n := countLines(defaultLines(), "database server"); n > 0 {
+		t.Errorf("%d failover lines went to slog.Default(), want them all in Config.Logger", n)
+	}
+}

@@ -21,6 +21,7 @@ func openOnetrip(db *sql.DB) *sql.DB {
 	if err != nil {
 		return nil
 	}
+	h.addFailover(conn)
 	multi := sql.OpenDB(redactingConnector{Connector: conn, password: mc.Passwd})
 	multi.SetMaxOpenConns(16)
 	multi.SetMaxIdleConns(16)

@@ -82,6 +82,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		}
 		own = true
 	}
+	useLogger(cfg.Logger, db) // a failover connector's lines, before its first connection
 	closeOnErr := func(err error) (*Runtime, error) {
 		if own {
 			closeRefused(db, created) // and remove the empty file it created

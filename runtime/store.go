@@ -106,6 +106,7 @@ func OpenDB(dsn string) (*sql.DB, string, error) {
 		if err != nil {
 			return nil, "", fmt.Errorf("argo: DSN %q: %s", RedactDSN(dsn), describeDSNError(err))
 		}
+		h.addFailover(conn)
 		db := sql.OpenDB(redactingConnector{Connector: conn, password: mc.Passwd})
 		db.SetMaxOpenConns(64)
 		db.SetMaxIdleConns(64)

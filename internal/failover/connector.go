@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -67,6 +68,7 @@ type Connector struct {
 	servers []*server // in DSN order
 	opts    Options
 	driver  driver.Driver
+	logger  atomic.Pointer[slog.Logger] // SetLogger's; used when opts.Logger is nil
 
 	mu      sync.Mutex
 	current *server // nil until the first connection
@@ -136,9 +138,18 @@ func (c *Connector) Current() string {
 	return c.current.addr
 }
 
+// SetLogger sends the connector's log lines (failovers, servers down and
+// back) to l from now on; nil means slog.Default(). Options.Logger, when
+// set, takes precedence. The runtime calls it at Start with Config.Logger,
+// since OpenDB, which makes the connector, has no logger.
+func (c *Connector) SetLogger(l *slog.Logger) { c.logger.Store(l) }
+
 func (c *Connector) log() *slog.Logger {
 	if c.opts.Logger != nil {
 		return c.opts.Logger
+	}
+	if l := c.logger.Load(); l != nil {
+		return l
 	}
 	return slog.Default()
 }
