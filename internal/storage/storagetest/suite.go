@@ -83,6 +83,7 @@ func areas() []struct {
 		{"Instances", instanceCases()},
 		{"Inspector", inspectorCases()},
 		{"Data", dataCases()},
+		{"GroupCommit", groupCommitCases()},
 	}
 }
 
