@@ -119,6 +119,18 @@ func (s *Store) DisableGroupCommit() { s.group = nil }
 // GroupCommitInUse reports whether concurrent submits are grouped.
 func (s *Store) GroupCommitInUse() bool { return s.group != nil }
 
+// GroupCommitState reports whether a group's write is in flight and how many
+// submits queue for the next one (tests wait on it; nothing else should).
+func (s *Store) GroupCommitState() (inFlight bool, queued int) {
+	g := s.group
+	if g == nil {
+		return false, 0
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.inFlight, len(g.queue)
+}
+
 // submit writes c's row in the next group and settles its outcome.
 func (g *groupCommit) submit(c *groupCall) (resolved bool, err error) {
 	g.mu.Lock()

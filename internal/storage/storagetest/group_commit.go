@@ -178,6 +178,13 @@ func groupConcurrentSubmits(t *testing.T, e Engine) {
 		go func() {
 			defer wg.Done()
 			_, errs[i] = s.SubmitInsert(ctx, tasks[i], tokens[i])
+			if errs[i] == nil {
+				// Durable when answered: the row is there, under the id
+				// told, the moment the caller has its answer.
+				if id, err := s.SubmitTokenID(ctx, tokens[i]); err != nil || id != tasks[i].ID || id == 0 {
+					errs[i] = fmt.Errorf("answered nil with id %d, but its token's row is %d (%v)", tasks[i].ID, id, err)
+				}
+			}
 		}()
 	}
 	wg.Wait()
