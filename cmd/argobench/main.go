@@ -27,6 +27,10 @@
 //	retry   2,000 tasks that fail once with a fixed 1 s retry delay: how late the
 //	        second attempt starts against its due time (first failure + 1 s);
 //	        once submitted in a burst, once paced (-retryrate per second).
+//	retrycost  the same 10,000 calls end to end with no failure, one failure
+//	        and three failures before success (each retry due 1 ms later): the
+//	        wall time per retry, and its ratio to a call without failure
+//	        (retry_overhead.go).
 //	claim   the cost of claiming a batch of due tasks with 10k, 100k and 1M finished
 //	        or future rows in the table, and with a backlog of due rows; the
 //	        claim query's plan (EXPLAIN / EXPLAIN QUERY PLAN).
@@ -62,7 +66,7 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-var allWorkloads = []string{"sync", "insert", "work", "retry", "claim", "memory", "audit", "whatif"}
+var allWorkloads = []string{"sync", "insert", "work", "retry", "retrycost", "claim", "memory", "audit", "whatif"}
 
 type options struct {
 	dsn        string
@@ -240,6 +244,7 @@ func bench(ctx context.Context, o *options, logw io.Writer) (*Report, error) {
 		{"insert", b.insert},
 		{"work", b.insertWork},
 		{"retry", b.retry},
+		{"retrycost", b.retryOverhead},
 		{"claim", b.claim},
 		{"memory", b.memory},
 		{"audit", b.audit},
