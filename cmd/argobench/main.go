@@ -42,6 +42,10 @@
 //	        submits grouped into multi-row INSERTs; shows what it would buy here.
 //
 // -scale multiplies every task and row count (-scale 0.1 for a quick run).
+//
+// -instructions counts the instructions per call of the client side
+// (instructions.go) under valgrind's callgrind instead: a figure that does
+// not move with the machine's load.
 package main
 
 import (
@@ -87,6 +91,11 @@ type options struct {
 	force      bool
 	verbose    bool
 	label      string
+	// -instructions and its child (instructions.go)
+	instructions bool
+	instrCalls   int
+	callCost     string
+	callCostN    int
 }
 
 // n scales a base count, keeping at least lo.
@@ -117,6 +126,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.force, "force", false, "run even if argo_task holds rows argobench did not write (they are deleted)")
 	fs.StringVar(&o.label, "label", "", "free text recorded in the report, e.g. the revision measured when not built from a git checkout")
 	fs.BoolVar(&o.verbose, "v", false, "log argo's warnings and errors to stderr")
+	fs.BoolVar(&o.instructions, "instructions", false, "count instructions per call (sync, submit, insert+work) under valgrind's callgrind instead of timing (make instructions)")
+	fs.IntVar(&o.instrCalls, "instrcalls", 100, "-instructions: calls of the shorter run (the longer runs 4×)")
+	fs.StringVar(&o.callCost, "callcost", "", "internal: the child of -instructions; run this kind's calls and nothing else")
+	fs.IntVar(&o.callCostN, "callcost-n", 0, "internal: calls of -callcost")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -126,6 +139,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 || o.runs < 1 || o.scale <= 0 || (o.output != "text" && o.output != "json") || o.workers < 1 || o.submitters < 1 || o.handBatch < 1 || o.claims < 1 || o.claimBatch < 1 {
 		fmt.Fprintln(stderr, "argobench: bad usage (see -h)")
 		return 2
+	}
+	if o.callCost != "" {
+		if err := callCost(context.Background(), &o, o.callCost, o.callCostN); err != nil {
+			fmt.Fprintln(stderr, "argobench:", err)
+			return 1
+		}
+		return 0
+	}
+	if o.instructions {
+		if err := instructions(&o, stdout, stderr); err != nil {
+			fmt.Fprintln(stderr, "argobench:", err)
+			return 1
+		}
+		return 0
 	}
 	o.only = map[string]bool{}
 	if only == "" {
