@@ -192,16 +192,19 @@ func (g *groupCommit) lead(batch []*groupCall) {
 	}
 }
 
-// groupContext is the context a group is written under: its callers'
-// values, ended at the latest of their deadlines (never, if one of them has
-// none). One caller's end does not cancel its neighbours' rows.
+// groupContext is the context a group of several is written under: its
+// callers' values, ended at the latest of their deadlines (never, if one of
+// them has none). One caller's end does not cancel its neighbours' rows.
+//
+// (A context that can never end has no Done channel, which spares the
+// SQLite driver a goroutine per statement watching for an interrupt.)
 func groupContext(batch []*groupCall) (context.Context, context.CancelFunc) {
 	ctx := context.WithoutCancel(batch[0].ctx)
 	var latest time.Time
 	for _, c := range batch {
 		d, ok := c.ctx.Deadline()
 		if !ok {
-			return context.WithCancel(ctx)
+			return ctx, func() {}
 		}
 		if d.After(latest) {
 			latest = d
@@ -213,17 +216,18 @@ func groupContext(batch []*groupCall) (context.Context, context.CancelFunc) {
 // writeGroup writes batch's rows and sets each call's outcome. A group of one
 // is a lone submit: its INSERT runs on its own, in autocommit.
 func (s *Store) writeGroup(batch []*groupCall) {
-	ctx, cancel := groupContext(batch)
-	defer cancel()
 	if len(batch) == 1 {
+		// Under the caller's own context, exactly as without grouping.
 		c := batch[0]
-		c.err = s.InsertToken(ctx, nil, c.t, c.token)
+		c.err = s.InsertToken(c.ctx, nil, c.t, c.token)
 		c.id, c.outcome = c.t.ID, groupWritten
 		if c.err != nil {
 			c.outcome = groupFirstTry
 		}
 		return
 	}
+	ctx, cancel := groupContext(batch)
+	defer cancel()
 	rows := make([][]any, len(batch))
 	for i, c := range batch {
 		rows[i] = append(InsertArgs(c.t), c.token)
