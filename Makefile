@@ -9,6 +9,9 @@
 #   make generate      go generate ./...
 #   make bench         run the benchmark (cmd/argobench) on the embedded SQLite;
 #                      BENCH_FLAGS='-dsn mysql:... -scale 0.2' to change it
+#   make instructions  instructions per call of the client side (sync call,
+#                      submit, insert+work) under valgrind's callgrind; needs
+#                      valgrind; BENCH_FLAGS as for bench
 #   make mariadb-up    start a MariaDB for manual `go test` runs; prints the
 #                      exports to use:  eval "$$(make -s mariadb-up)"
 #   make mariadb-down  stop it and delete its data
@@ -23,7 +26,7 @@ GO ?= go
 MARIADB_DIR ?= $(CURDIR)/.tmp/mariadb
 MARIADB_PORT ?= 13306
 
-.PHONY: test vet generate bench mariadb-up mariadb-down galera-up galera-down
+.PHONY: test vet generate bench instructions mariadb-up mariadb-down galera-up galera-down
 
 # State of the `make galera-up` cluster (node N listens on GALERA_PORT+10(N-1)).
 GALERA_DIR ?= $(CURDIR)/.tmp/galera
@@ -40,6 +43,9 @@ generate:
 
 bench:
 	$(GO) run ./cmd/argobench $(BENCH_FLAGS)
+
+instructions:
+	$(GO) run ./cmd/argobench -instructions $(BENCH_FLAGS)
 
 mariadb-up:
 	@bash scripts/mariadb.sh start "$(MARIADB_DIR)" "$(MARIADB_PORT)" >&2

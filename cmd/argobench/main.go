@@ -27,6 +27,10 @@
 //	retry   2,000 tasks that fail once with a fixed 1 s retry delay: how late the
 //	        second attempt starts against its due time (first failure + 1 s);
 //	        once submitted in a burst, once paced (-retryrate per second).
+//	retrycost  the same 10,000 calls end to end with no failure, one failure
+//	        and three failures before success (each retry due 1 ms later): the
+//	        wall time per retry, and its ratio to a call without failure
+//	        (retry_overhead.go).
 //	claim   the cost of claiming a batch of due tasks with 10k, 100k and 1M finished
 //	        or future rows in the table, and with a backlog of due rows; the
 //	        claim query's plan (EXPLAIN / EXPLAIN QUERY PLAN).
@@ -42,6 +46,10 @@
 //	        (one server): tasks/s, Galera conflicts per 10,000 tasks (cluster.go).
 //
 // -scale multiplies every task and row count (-scale 0.1 for a quick run).
+//
+// -instructions counts the instructions per call of the client side
+// (instructions.go) under valgrind's callgrind instead: a figure that does
+// not move with the machine's load.
 package main
 
 import (
@@ -66,7 +74,7 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-var allWorkloads = []string{"sync", "insert", "work", "retry", "claim", "memory", "audit", "whatif", "cluster"}
+var allWorkloads = []string{"sync", "insert", "work", "retry", "retrycost", "claim", "memory", "audit", "whatif", "cluster"}
 
 type options struct {
 	dsn        string
@@ -88,6 +96,11 @@ type options struct {
 	verbose    bool
 	label      string
 	cluster    clusterOptions
+	// -instructions and its child (instructions.go)
+	instructions bool
+	instrCalls   int
+	callCost     string
+	callCostN    int
 }
 
 // n scales a base count, keeping at least lo.
@@ -119,6 +132,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.label, "label", "", "free text recorded in the report, e.g. the revision measured when not built from a git checkout")
 	fs.BoolVar(&o.verbose, "v", false, "log argo's warnings and errors to stderr")
 	o.cluster.register(fs)
+	fs.BoolVar(&o.instructions, "instructions", false, "count instructions per call (sync, submit, insert+work) under valgrind's callgrind instead of timing (make instructions)")
+	fs.IntVar(&o.instrCalls, "instrcalls", 100, "-instructions: calls of the shorter run (the longer runs 4×)")
+	fs.StringVar(&o.callCost, "callcost", "", "internal: the child of -instructions; run this kind's calls and nothing else")
+	fs.IntVar(&o.callCostN, "callcost-n", 0, "internal: calls of -callcost")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -128,6 +145,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 || o.runs < 1 || o.scale <= 0 || (o.output != "text" && o.output != "json") || o.workers < 1 || o.submitters < 1 || o.handBatch < 1 || o.claims < 1 || o.claimBatch < 1 {
 		fmt.Fprintln(stderr, "argobench: bad usage (see -h)")
 		return 2
+	}
+	if o.callCost != "" {
+		if err := callCost(context.Background(), &o, o.callCost, o.callCostN); err != nil {
+			fmt.Fprintln(stderr, "argobench:", err)
+			return 1
+		}
+		return 0
+	}
+	if o.instructions {
+		if err := instructions(&o, stdout, stderr); err != nil {
+			fmt.Fprintln(stderr, "argobench:", err)
+			return 1
+		}
+		return 0
 	}
 	o.only = map[string]bool{}
 	if only == "" {
@@ -249,6 +280,7 @@ func bench(ctx context.Context, o *options, logw io.Writer) (*Report, error) {
 		{"insert", b.insert},
 		{"work", b.insertWork},
 		{"retry", b.retry},
+		{"retrycost", b.retryOverhead},
 		{"claim", b.claim},
 		{"memory", b.memory},
 		{"audit", b.audit},

@@ -95,8 +95,24 @@ func (e *UnresolvedError) Unwrap() error { return e.Last }
 // set; resolved says the answer took a resolution), ErrDuplicate for a used
 // UniqueKey, a definite refusal when the row provably does not exist, or an
 // *UnresolvedError when the database could not be reached to tell.
+//
+// Concurrent submits are grouped into one transaction where the engine
+// chooses it (group_commit.go); each still gets its own answer.
 func (s *Store) SubmitInsert(ctx context.Context, t *Task, token []byte) (resolved bool, err error) {
-	err = s.InsertToken(ctx, nil, t, token)
+	if g := s.group; g != nil {
+		return g.submit(&groupCall{ctx: ctx, t: t, token: token, wake: make(chan struct{})})
+	}
+	return s.submitAlone(ctx, t, token)
+}
+
+// submitAlone is SubmitInsert of one row in its own statement.
+func (s *Store) submitAlone(ctx context.Context, t *Task, token []byte) (resolved bool, err error) {
+	return s.settleSubmit(ctx, t, token, s.InsertToken(ctx, nil, t, token))
+}
+
+// settleSubmit goes on from the first run of a submit's INSERT, which
+// returned err: lock refusals retried, a lost answer resolved.
+func (s *Store) settleSubmit(ctx context.Context, t *Task, token []byte, err error) (resolved bool, _ error) {
 	if err == nil || errors.Is(err, ErrDuplicate) {
 		return false, err
 	}

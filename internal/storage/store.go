@@ -32,6 +32,9 @@ type Store struct {
 	// log receives the ERROR of a write refused for its data (degrade.go);
 	// slog.Default() when nil.
 	log *slog.Logger
+	// group groups concurrent submits (group_commit.go); nil: each submit
+	// writes its own row.
+	group *groupCommit
 }
 
 // Options are what a Store needs beyond the handle. The zero value is valid.
@@ -65,7 +68,9 @@ func New(db *sql.DB, dialect string, opts Options) *Store {
 
 // NewWithDriver returns the Store over db with the given driver.
 func NewWithDriver(db *sql.DB, d Driver, opts Options) *Store {
-	return &Store{db: sqlx.NewDb(db, d.Name()), d: d, sql: d.SQL(), log: opts.Logger}
+	s := &Store{db: sqlx.NewDb(db, d.Name()), d: d, sql: d.SQL(), log: opts.Logger}
+	s.group = newGroupCommit(s)
+	return s
 }
 
 // Known reports whether a driver is registered under dialect.
