@@ -160,6 +160,29 @@ type Statements struct {
 	// FinishedSince reads n, dead of tasks finished since: argument since.
 	FinishedSince string
 
+	// FlowLock locks a flow group's row for the transaction by writing it
+	// (lock_seq + 1; on Galera the write makes two claims of one group on
+	// different nodes conflict at certification): argument group_name.
+	FlowLock string
+	// FlowInsert adds a flow group's row unless it exists: argument
+	// group_name.
+	FlowInsert string
+	// FlowRead reads FlowColumns of one group: argument group_name.
+	FlowRead string
+	// FlowWrite writes a group's state: arguments members, tokens,
+	// refilled_at, breaker_state, breaker_until, cooldown_ms, probe_task,
+	// window_start, window_ok, window_failed, closed_at, opened_count,
+	// updated_at, then group_name.
+	FlowWrite string
+	// FlowGroups reads FlowColumns of every group, by name.
+	FlowGroups string
+	// FlowRunning counts the running rows of n task names: the n names.
+	FlowRunning func(n int) string
+	// FlowCandidates reads TaskColumns of due rows in one of states (a
+	// StateSet) that scope selects, oldest due first: arguments due by,
+	// now, scope's, limit.
+	FlowCandidates func(states, scope string) string
+
 	// SchemaProbes select every column argo uses, each under the migration
 	// that creates it, in migration order.
 	SchemaProbes []SchemaProbe

@@ -11,7 +11,7 @@
 // with an Engine that opens a Store on a fresh database of its engine, once
 // per write path the driver has. A third engine's driver does the same. The
 // cases are in one file per area: insert.go, claim.go, finish.go, holds.go,
-// rescue.go, purge.go, instances.go, inspector.go, data.go. Each case gets
+// rescue.go, purge.go, instances.go, inspector.go, data.go, flow.go. Each case gets
 // a database of its own, asserts on what the database holds afterwards (not
 // only on what a call returned), and takes ids from what the database
 // handed out (a Galera cluster hands out 1, 4, 7).
@@ -83,6 +83,7 @@ func areas() []struct {
 		{"Instances", instanceCases()},
 		{"Inspector", inspectorCases()},
 		{"Data", dataCases()},
+		{"Flow", flowCases()},
 	}
 }
 
