@@ -171,6 +171,9 @@ func (rt *Runtime) Register(defs ...*TaskDef) error {
 		}
 		valid = append(valid, d)
 	}
+	if err := rt.checkFlowGroups(valid); err != nil {
+		return errors.Join(append(errs, err)...)
+	}
 	// All at once: a claim sees every name of one Register call or none.
 	rt.mu.Lock()
 	for _, d := range valid {
