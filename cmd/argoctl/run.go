@@ -31,6 +31,8 @@ commands:
                                              finished tasks cannot be requeued: submit the call again
   discard  ID... | filters -reason TEXT [--all] [--dry-run]
                                              end pending, retrying, exhausted or dead tasks
+  flow     [open|close GROUP]                flow groups (limit=, rate=, breaker=) and their breakers;
+                                             open/close a group's breaker by hand (docs/flow-control.md)
   migrate                                    apply the embedded migrations
   version                                    print the version
 
@@ -82,6 +84,7 @@ var commands = map[string]func(e *env, args []string) error{
 	"discard": cmdDiscard,
 	"migrate": cmdMigrate,
 	"version": cmdVersion,
+	"flow":    cmdFlow,
 }
 
 // run is argoctl without the process: it returns the exit status.
