@@ -292,3 +292,53 @@ func TestFlowGroupConflictRefused(t *testing.T) {
 		t.Fatalf("Register of a burst without rate: %v", err)
 	}
 }
+
+// Tasks submitted in a transaction are not claimed by id after the commit
+// when under flow control: a group limited to one start per second, burst
+// one, starts one of three at once and the others a second apart.
+func TestFlowSubmitTxGoesThroughTheGate(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		var mu sync.Mutex
+		var starts []time.Time
+		def := &TaskDef{Name: "flow.tx", Policy: fastPolicy(3), Flow: &FlowControl{Rate: 1, Burst: 1},
+			Run: func(ctx context.Context, _ []byte) error {
+				mu.Lock()
+				starts = append(starts, time.Now())
+				mu.Unlock()
+				return nil
+			}}
+		cfg := testConfig(dsn)
+		// The poller reserves one worker per claim, so the commit watcher
+		// always finds one free (and would claim by id, were it allowed).
+		cfg.Workers, cfg.ClaimBatch = 8, 1
+		rt := startRuntime(t, cfg)
+		if err := rt.Register(def); err != nil {
+			t.Fatal(err)
+		}
+		var ids []int64
+		for range 3 {
+			// One transaction each, committed at once: the commit watcher
+			// (which gives up after two poll intervals) sees every row.
+			tx, err := rt.DB().BeginTx(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			id, err := rt.SubmitTx(context.Background(), tx, Call{Task: def, Args: []byte(`{}`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tx.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, id)
+		}
+		waitAllSucceeded(t, rt, def.Name, ids, 30*time.Second)
+		mu.Lock()
+		defer mu.Unlock()
+		for i := 1; i < len(starts); i++ {
+			if gap := starts[i].Sub(starts[i-1]); gap < 900*time.Millisecond {
+				t.Fatalf("start %d came %s after the one before, rate 1/s", i+1, gap)
+			}
+		}
+	})
+}
