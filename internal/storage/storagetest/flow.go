@@ -157,6 +157,13 @@ func flowCapMembers(t *testing.T, e Engine) {
 	if got := flowClaim(t, s, "printer", []string{"print-b"}, p, "y", 11, 100).Tasks; len(got) != 1 {
 		t.Fatalf("instance y took %d of print-b with 3 of print-a running under cap 4, want 1", len(got))
 	}
+	// A group with nothing due is not written (its poll is one plain read).
+	if got := flowClaim(t, s, "idle", []string{"nothing-due"}, p, "y", 12, 100).Tasks; len(got) != 0 {
+		t.Fatalf("idle group took %d", len(got))
+	}
+	if n := count(t, s, "SELECT COUNT(*) FROM argo_flow WHERE group_name = 'idle'"); n != 0 {
+		t.Fatalf("the poll of an idle group wrote its row")
+	}
 	// Another group with the same names' cap is its own.
 	pendingTasks(t, s, "scan", 2, 1)
 	if got := flowClaim(t, s, "scanner", []string{"scan"}, storage.FlowPolicy{Limit: 1}, "y", 12, 100).Tasks; len(got) != 1 {
