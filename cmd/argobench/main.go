@@ -62,7 +62,7 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-var allWorkloads = []string{"sync", "insert", "work", "retry", "claim", "memory", "audit", "whatif"}
+var allWorkloads = []string{"sync", "insert", "work", "retry", "claim", "memory", "audit", "whatif", "flow"}
 
 type options struct {
 	dsn        string
@@ -244,6 +244,7 @@ func bench(ctx context.Context, o *options, logw io.Writer) (*Report, error) {
 		{"memory", b.memory},
 		{"audit", b.audit},
 		{"whatif", b.whatIf},
+		{"flow", b.flowControl},
 	}
 	var errs []error
 	for _, s := range steps {

@@ -109,6 +109,10 @@ type BreakerPolicy struct {
 	ReleaseForMs int64
 }
 
+// wakeBatchesPerSecond bounds the gated claims a rate-limited group asks
+// for: it wakes its poller when 1/20 of a second's tokens are in.
+const wakeBatchesPerSecond = 20
+
 // burst is the bucket's size.
 func (p FlowPolicy) burst() float64 {
 	if p.Burst > 0 {
@@ -175,8 +179,12 @@ func (st *FlowState) Admit(p FlowPolicy, now Millis, want, running int) (admit i
 	if rate, burst := p.rateNow(st, now); rate > 0 {
 		st.refill(rate, burst, now)
 		if have := int(math.Floor(st.Tokens + 1e-9)); have < want {
+			// Wake when a useful batch has come in (1/wakeBatchesPerSecond of
+			// a second's tokens, at least one): a fast rate is claimed in
+			// batches, not one transaction per token.
+			next := math.Min(float64(want), math.Max(1, rate/wakeBatchesPerSecond))
 			want = have
-			wakeAt = now + Millis(math.Ceil((1-(st.Tokens-float64(have)))*1000/rate))
+			wakeAt = now + Millis(math.Ceil((next-st.Tokens)*1000/rate))
 		}
 	}
 	return max(want, 0), false, wakeAt

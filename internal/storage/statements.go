@@ -182,6 +182,8 @@ type Statements struct {
 	// StateSet) that scope selects, oldest due first: arguments due by,
 	// now, scope's, limit.
 	FlowCandidates func(states, scope string) string
+	// FlowDue is FlowCandidates reading only the ids.
+	FlowDue func(states, scope string) string
 
 	// SchemaProbes select every column argo uses, each under the migration
 	// that creates it, in migration order.

@@ -19,5 +19,8 @@ func init() {
 	statements.FlowCandidates = func(states, scope string) string {
 		return "SELECT " + taskColumns + " FROM argo_task WHERE " + "execute_time <= ? AND lease_until <= ? AND task_status IN " + states + " AND " + scope + " ORDER BY execute_time LIMIT ?"
 	}
+	statements.FlowDue = func(states, scope string) string {
+		return "SELECT id FROM argo_task WHERE " + "execute_time <= ? AND lease_until <= ? AND task_status IN " + states + " AND " + scope + " ORDER BY execute_time LIMIT ?"
+	}
 	statements.SchemaProbes = append(statements.SchemaProbes, storage.SchemaProbe{Migration: "000006_flow_control.up.sql", Query: "SELECT " + storage.FlowColumns + " FROM argo_flow WHERE 1=0"})
 }
