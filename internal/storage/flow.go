@@ -41,6 +41,10 @@ type FlowClaim struct {
 	// Now is the claim's time; LeaseUntil the leases' end.
 	Now, LeaseUntil Millis
 	Limit           int
+	// BeforeTake, if set, runs inside the claim's transaction between the
+	// candidates' read and their take (the conformance suite changes a
+	// candidate there, as a concurrent writer would). nil in production.
+	BeforeTake func(ctx context.Context, tx *sqlx.Tx, candidates []*Task) error
 }
 
 // FlowClaimResult is what a gated claim took, and when to try again.
@@ -130,19 +134,12 @@ func (s *Store) ClaimFlow(ctx context.Context, c FlowClaim) (FlowClaimResult, er
 			if err := tx.SelectContext(ctx, &cands, s.sql.FlowCandidates(StateSet(states...), scope), append(args, limit)...); err != nil {
 				return nil, err
 			}
-			var took []*Task
-			for _, t := range SortedByID(cands) {
-				res, err := tx.ExecContext(ctx, s.sql.ClaimTake, c.Owner, c.LeaseUntil, c.Now, t.ID, t.State, t.ExecuteTimes, c.Now, c.Now)
-				if err != nil {
+			if c.BeforeTake != nil {
+				if err := c.BeforeTake(ctx, tx, cands); err != nil {
 					return nil, err
-				}
-				if n, err := res.RowsAffected(); err != nil {
-					return nil, err
-				} else if n == 1 {
-					took = append(took, t)
 				}
 			}
-			return took, nil
+			return s.takeFlow(ctx, tx, c, SortedByID(cands))
 		}
 		attempts, err := take(WaitingStates, admit)
 		if err != nil {
@@ -225,4 +222,60 @@ func (s *Store) FlowGroups(ctx context.Context) ([]FlowState, error) {
 	var out []FlowState
 	err := s.db.SelectContext(ctx, &out, s.sql.FlowGroups)
 	return out, err
+}
+
+// takeFlow takes candidates byID inside the gated claim's transaction with
+// one fenced UPDATE (each row still as read), and returns those it took.
+// When it changed fewer rows than candidates (a row changed since the
+// read), the rows are read back, inside the transaction, to tell which.
+func (s *Store) takeFlow(ctx context.Context, tx *sqlx.Tx, c FlowClaim, byID []*Task) ([]*Task, error) {
+	if len(byID) == 0 {
+		return nil, nil
+	}
+	args := []any{c.Owner, c.LeaseUntil, c.Now}
+	ids := make([]any, len(byID))
+	for i, t := range byID {
+		ids[i] = t.ID
+	}
+	args = append(args, ids...)
+	for _, t := range byID {
+		args = append(args, t.ID, t.State, t.ExecuteTimes)
+	}
+	res, err := tx.ExecContext(ctx, s.sql.FlowTakeAll(len(byID)), append(args, c.Now, c.Now)...)
+	if err != nil {
+		return nil, err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return nil, err
+	}
+	if n == int64(len(byID)) {
+		return byID, nil
+	}
+	var rows []struct {
+		ID      int64  `db:"id"`
+		Attempt int    `db:"execute_times"`
+		Owner   string `db:"lease_owner"`
+		State   State  `db:"task_status"`
+	}
+	if err := tx.SelectContext(ctx, &rows, s.sql.LeaseHolders(len(ids)), ids...); err != nil {
+		return nil, err
+	}
+	now := map[int64]int{}
+	for _, r := range rows {
+		if r.Owner == c.Owner && r.State.Leased() {
+			now[r.ID] = r.Attempt
+		}
+	}
+	var took []*Task
+	for _, t := range byID {
+		want := t.ExecuteTimes + 1
+		if t.State == StateExhausted {
+			want = t.ExecuteTimes
+		}
+		if a, ok := now[t.ID]; ok && a == want {
+			took = append(took, t)
+		}
+	}
+	return took, nil
 }

@@ -184,6 +184,10 @@ type Statements struct {
 	FlowCandidates func(states, scope string) string
 	// FlowDue is FlowCandidates reading only the ids.
 	FlowDue func(states, scope string) string
+	// FlowTakeAll takes n candidates at once, each still as read:
+	// arguments owner, lease_until, now (the claim's SET), the n ids, n
+	// (id, task_status, execute_times) triples, due by, now.
+	FlowTakeAll func(n int) string
 
 	// SchemaProbes select every column argo uses, each under the migration
 	// that creates it, in migration order.

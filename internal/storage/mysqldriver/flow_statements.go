@@ -1,6 +1,10 @@
 package mysqldriver
 
-import "github.com/argo-retry/argo/internal/storage"
+import (
+	"strings"
+
+	"github.com/argo-retry/argo/internal/storage"
+)
 
 // The flow-control statements (storage/flow.go), added to statements in init.
 func init() {
@@ -21,6 +25,10 @@ func init() {
 	}
 	statements.FlowDue = func(states, scope string) string {
 		return "SELECT id FROM argo_task WHERE " + ClaimDue + " AND task_status IN " + states + " AND " + scope + " ORDER BY due_at LIMIT ?"
+	}
+	statements.FlowTakeAll = func(n int) string {
+		return "UPDATE " + byID + " SET " + claimSet + " WHERE id IN " + storage.Placeholders(n) +
+			" AND (" + strings.TrimSuffix(strings.Repeat("(id = ? AND task_status = ? AND execute_times = ?) OR ", n), " OR ") + ") AND execute_time <= ? AND lease_until <= ?"
 	}
 	statements.SchemaProbes = append(statements.SchemaProbes, storage.SchemaProbe{Migration: "000006_flow_control.up.sql", Query: "SELECT " + storage.FlowColumns + " FROM argo_flow WHERE 1=0"})
 }

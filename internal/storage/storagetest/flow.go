@@ -1,11 +1,15 @@
 package storagetest
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/jmoiron/sqlx"
 
 	"github.com/argo-retry/argo/internal/storage"
 )
@@ -21,6 +25,7 @@ func flowCases() []testCase {
 		{"BreakerOpensProbesCloses", flowBreaker},
 		{"BreakerProbeLost", flowProbeLost},
 		{"OperatorOpensAndCloses", flowOperator},
+		{"TakeSkipsCandidateChangedSinceRead", flowTakeFence},
 	}
 }
 
@@ -343,5 +348,35 @@ func flowOperator(t *testing.T, e Engine) {
 	groups, err := s.FlowGroups(ctx)
 	if err != nil || len(groups) != 1 || groups[0].Group != "g" || groups[0].OpenedCount != 1 || groups[0].Members != "call" {
 		t.Fatalf("flow groups: %+v, %v", groups, err)
+	}
+}
+
+// A candidate changed between the claim's read and its take (discarded
+// here, as a concurrent writer would) is not taken; the others are, and
+// the claim returns exactly the rows it took.
+func flowTakeFence(t *testing.T, e Engine) {
+	s := e.Open(t)
+	tasks := pendingTasks(t, s, "print", 4, 1)
+	changed := tasks[1].ID
+	r, err := s.ClaimFlow(ctxFor(t), storage.FlowClaim{Group: "printer", Names: []string{"print"}, Policy: storage.FlowPolicy{Limit: 10},
+		Owner: "a", Now: 10, LeaseUntil: 600_000, Limit: 10,
+		BeforeTake: func(ctx context.Context, tx *sqlx.Tx, _ []*storage.Task) error {
+			_, err := tx.ExecContext(ctx, "UPDATE argo_task SET task_status = ?, discard_reason = 'gone' WHERE id = ?", discarded, changed)
+			return err
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []int64{tasks[0].ID, tasks[2].ID, tasks[3].ID}
+	if got := idsOf(r.Tasks); !slices.Equal(got, want) {
+		t.Fatalf("took %v, want %v (not the row changed since the read)", got, want)
+	}
+	for _, c := range r.Tasks {
+		if row := get(t, s, c.ID); row.State != running || row.LeaseOwner != "a" || row.ExecuteTimes != 1 || *row != *c {
+			t.Fatalf("taken row as stored %+v, as returned %+v", row, c)
+		}
+	}
+	if row := get(t, s, changed); row.State != discarded || row.LeaseOwner != "" {
+		t.Fatalf("changed row was taken: %+v", row)
 	}
 }
