@@ -7,6 +7,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/argo-retry/argo/internal/storage"
@@ -199,6 +200,31 @@ func (rt *Runtime) splitFlow(names []string) (plain []string, groups []flowGroup
 	return plain, groups
 }
 
+// flowWakes remembers, per group, when its last gated claim said it may
+// admit again (a rate limit's next batch of tokens, the end of a breaker's
+// cool-down): the poller skips the group until then instead of running a
+// transaction that admits nothing, for at most a poll interval. Pokes (a
+// worker freed) do not bring the claim forward.
+type flowWakes struct {
+	mu   sync.Mutex
+	next map[string]time.Time
+}
+
+func (w *flowWakes) due(group string, now time.Time) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return !now.Before(w.next[group])
+}
+
+func (w *flowWakes) set(group string, at time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.next == nil {
+		w.next = map[string]time.Time{}
+	}
+	w.next[group] = at
+}
+
 // claimFlow claims up to n tasks of the flow groups, each through its
 // gated claim, and schedules a poll for when a group may admit more.
 func (rt *Runtime) claimFlow(groups []flowGroup, n int, now time.Time) ([]*Task, error) {
@@ -207,6 +233,9 @@ func (rt *Runtime) claimFlow(groups []flowGroup, n int, now time.Time) ([]*Task,
 		if len(out) >= n {
 			break
 		}
+		if !rt.flow.due(g.name, now) {
+			continue
+		}
 		r, err := rt.store.ClaimFlow(rt.ctx, storage.FlowClaim{
 			Group: g.name, Names: g.names, Policy: g.policy, Owner: rt.cfg.InstanceID,
 			Now: toMillis(now), LeaseUntil: toMillis(now.Add(rt.cfg.LeaseDuration)), Limit: n - len(out),
@@ -214,6 +243,13 @@ func (rt *Runtime) claimFlow(groups []flowGroup, n int, now time.Time) ([]*Task,
 		if err != nil {
 			return out, fmt.Errorf("flow group %s: %w", g.name, err)
 		}
+		// Skip the group until it may admit, for at most a poll interval (an
+		// operator's close, another instance's probe, take effect by then).
+		skip := r.WakeAt.Time()
+		if limit := now.Add(rt.cfg.PollInterval); skip.After(limit) {
+			skip = limit
+		}
+		rt.flow.set(g.name, skip)
 		if r.WakeAt > 0 {
 			rt.scheduleWake(r.WakeAt.Time())
 		}

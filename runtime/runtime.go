@@ -49,6 +49,7 @@ type Runtime struct {
 	attempts sync.WaitGroup
 
 	leases leaseSet
+	flow   flowWakes // when each flow group may next admit (flow_control.go)
 	health health
 	shards shardView
 	clock  dbClock // offset to the database's clock (clock.go)

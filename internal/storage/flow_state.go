@@ -165,7 +165,11 @@ func (st *FlowState) Admit(p FlowPolicy, now Millis, want, running int) (admit i
 		return 0, false, 0
 	case BreakerOpen, BreakerHalfOpen:
 		if now < st.BreakerUntil {
-			// Open: the cool-down runs. Half-open: the probe is out.
+			// Open: the cool-down runs, wake at its end. Half-open: the
+			// probe is out, and its outcome may close the breaker any time.
+			if st.Breaker == BreakerHalfOpen {
+				return 0, false, 0
+			}
 			return 0, false, st.BreakerUntil
 		}
 		if want <= 0 {
