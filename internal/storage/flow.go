@@ -13,9 +13,10 @@ import (
 // The gated claim of a flow group (flow_state.go has the rules).
 //
 // Every claim of a group's attempts runs in one transaction that first
-// writes the group's argo_flow row (FlowLock): the claims of one group are
-// serialised across instances, and on Galera two of them on different nodes
-// conflict at certification (one is rolled back and runs again). Inside
+// locks the group's argo_flow row (FlowLockRead) and ends by writing it
+// (FlowWrite, lock_seq + 1): the claims of one group are serialised across
+// instances, and on Galera two of them on different nodes conflict at
+// certification (one is rolled back and runs again). Inside
 // it, the group's running rows are counted: the slots of the concurrency
 // cap are the running rows themselves, so a slot is released by whatever
 // ends the attempt's running state (its finish, the rescue of a lost
@@ -61,28 +62,21 @@ type FlowClaimResult struct {
 // has claimed yet.
 var ErrFlowGroupUnknown = errors.New("argo: no such flow group")
 
-// lockFlow writes (locks) the group's row inside tx, creating it first if
-// needed, and reads it.
+// lockFlow reads the group's row inside tx, locked until tx ends,
+// creating it first if needed (and create is set).
 func (s *Store) lockFlow(ctx context.Context, tx *sqlx.Tx, group string, create bool) (*FlowState, error) {
-	res, err := tx.ExecContext(ctx, s.sql.FlowLock, group)
-	if err != nil {
-		return nil, err
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return nil, err
-	} else if n == 0 {
+	var st FlowState
+	err := tx.GetContext(ctx, &st, s.sql.FlowLockRead, group)
+	if errors.Is(err, sql.ErrNoRows) {
 		if !create {
 			return nil, fmt.Errorf("%w %q: flow groups appear once an instance running one of their tasks has claimed", ErrFlowGroupUnknown, group)
 		}
 		if _, err := tx.ExecContext(ctx, s.sql.FlowInsert, group); err != nil {
 			return nil, err
 		}
-		if _, err := tx.ExecContext(ctx, s.sql.FlowLock, group); err != nil {
-			return nil, err
-		}
+		err = tx.GetContext(ctx, &st, s.sql.FlowLockRead, group)
 	}
-	var st FlowState
-	if err := tx.GetContext(ctx, &st, s.sql.FlowRead, group); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	return &st, nil

@@ -160,15 +160,15 @@ type Statements struct {
 	// FinishedSince reads n, dead of tasks finished since: argument since.
 	FinishedSince string
 
-	// FlowLock locks a flow group's row for the transaction by writing it
-	// (lock_seq + 1; on Galera the write makes two claims of one group on
-	// different nodes conflict at certification): argument group_name.
-	FlowLock string
+	// FlowLockRead reads FlowColumns of one group, locking its row until
+	// the transaction ends (SQLite: the transaction holds the file's write
+	// lock already): argument group_name. Every such transaction ends with
+	// FlowWrite, which changes the row (lock_seq + 1): on Galera, two of them
+	// on different nodes conflict at certification.
+	FlowLockRead string
 	// FlowInsert adds a flow group's row unless it exists: argument
 	// group_name.
 	FlowInsert string
-	// FlowRead reads FlowColumns of one group: argument group_name.
-	FlowRead string
 	// FlowWrite writes a group's state: arguments members, tokens,
 	// refilled_at, breaker_state, breaker_until, cooldown_ms, probe_task,
 	// window_start, window_ok, window_failed, closed_at, opened_count,

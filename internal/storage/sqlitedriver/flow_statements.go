@@ -8,12 +8,11 @@ import (
 
 // The flow-control statements (storage/flow.go), added to statements in init.
 func init() {
-	statements.FlowLock = "UPDATE argo_flow SET lock_seq = lock_seq + 1 WHERE group_name = ?"
 	// INSERT OR IGNORE: only the duplicate key is ignored (the other
 	// columns have defaults).
 	statements.FlowInsert = "INSERT OR IGNORE INTO argo_flow (group_name, members) VALUES (?, '')"
-	statements.FlowRead = "SELECT " + storage.FlowColumns + " FROM argo_flow WHERE group_name = ?"
-	statements.FlowWrite = "UPDATE argo_flow SET members = ?, tokens = ?, refilled_at = ?, breaker_state = ?, breaker_until = ?, cooldown_ms = ?, probe_task = ?, window_start = ?, window_ok = ?, window_failed = ?, closed_at = ?, opened_count = ?, updated_at = ? WHERE group_name = ?"
+	statements.FlowLockRead = "SELECT " + storage.FlowColumns + " FROM argo_flow WHERE group_name = ?"
+	statements.FlowWrite = "UPDATE argo_flow SET lock_seq = lock_seq + 1, members = ?, tokens = ?, refilled_at = ?, breaker_state = ?, breaker_until = ?, cooldown_ms = ?, probe_task = ?, window_start = ?, window_ok = ?, window_failed = ?, closed_at = ?, opened_count = ?, updated_at = ? WHERE group_name = ?"
 	statements.FlowGroups = "SELECT " + storage.FlowColumns + " FROM argo_flow ORDER BY group_name"
 	statements.FlowRunning = func(n int) string {
 		// idx_lease (task_status, lease_until): one range over the running
