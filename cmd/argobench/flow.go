@@ -26,15 +26,33 @@ const (
 // it held over the whole run (60 s at -scale 1) and in its busiest second.
 func (b *bencher) flowControl(ctx context.Context) error {
 	n := b.o.n(20000, 200)
-	var plain, capped []float64
+	var plain, claimed, capped []float64
+	_, _, work, _ := benchtask.Defs()
+	viaClaim := func(ctx context.Context, rt *runtime.Runtime, i int) error {
+		// Due now but through the claim, as every flow-controlled task is
+		// (RunAt keeps Submit from running the first attempt itself).
+		_, err := rt.Submit(ctx, runtime.Call{Task: work, Args: []byte(argsJSON(i)), RunAt: time.Now()})
+		return err
+	}
 	err := b.eachRun(ctx, "flow",
 		func(ctx context.Context) error {
-			el, _, err := b.flowWork(ctx, "argobench.Work", n, benchtask.WorkDurable)
+			el, _, err := b.flowWork(ctx, "argobench.Work", n, direct(benchtask.WorkDurable))
 			if err != nil {
 				return err
 			}
 			plain = append(plain, float64(n)/secs(el))
-			el, _, err = b.flowWork(ctx, "argobench.Capped", n, benchtask.CappedDurable)
+			if err := b.reset(ctx); err != nil {
+				return err
+			}
+			el, _, err = b.flowWork(ctx, "argobench.Work", n, viaClaim)
+			if err != nil {
+				return err
+			}
+			claimed = append(claimed, float64(n)/secs(el))
+			if err := b.reset(ctx); err != nil {
+				return err
+			}
+			el, _, err = b.flowWork(ctx, "argobench.Capped", n, direct(benchtask.CappedDurable))
 			if err != nil {
 				return err
 			}
@@ -44,16 +62,22 @@ func (b *bencher) flowControl(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	b.rep.add(&Row{Workload: "5 flow control", Metric: fmt.Sprintf("plain: tasks/s end to end (%d)", n), Unit: UnitRate, Argo: newStat(plain)})
-	r := b.rep.add(&Row{Workload: "5 flow control", Metric: fmt.Sprintf("capped (limit=100000): tasks/s (%d)", n), Unit: UnitRate, Argo: newStat(capped), Target: "≥0.95× plain",
-		Note: "every claim takes the group's row lock and counts its running rows"})
-	ratio := r.Argo.Median / newStat(plain).Median
+	b.rep.add(&Row{Workload: "5 flow control", Metric: fmt.Sprintf("plain: tasks/s end to end (%d)", n), Unit: UnitRate, Argo: newStat(plain),
+		Note: "the first attempt runs from Submit, without a claim"})
+	b.rep.add(&Row{Workload: "5 flow control", Metric: fmt.Sprintf("plain, claimed: tasks/s (%d)", n), Unit: UnitRate, Argo: newStat(claimed),
+		Note: "due now, through the poller's claim"})
+	r := b.rep.add(&Row{Workload: "5 flow control", Metric: fmt.Sprintf("capped (limit=100000): tasks/s (%d)", n), Unit: UnitRate, Argo: newStat(capped), Target: "≥0.95× claimed",
+		Note: "every claim gated: row lock, running count; ratio against plain, claimed"})
+	ratio := r.Argo.Median / newStat(claimed).Median
 	r.Ratio = &ratio
 	r.Met = metIf(ratio >= 0.95)
 
+	if err := b.reset(ctx); err != nil {
+		return err
+	}
 	// The rate-limited run: once, long enough for its window.
 	rn := b.o.n(int(flowRate*60), int(flowRate))
-	_, starts, err := b.flowWork(ctx, "argobench.Rated", rn, benchtask.RatedDurable)
+	_, starts, err := b.flowWork(ctx, "argobench.Rated", rn, direct(benchtask.RatedDurable))
 	if err != nil {
 		return err
 	}
@@ -80,7 +104,7 @@ func (b *bencher) flowControl(ctx context.Context) error {
 
 // flowWork submits n calls of one Work-like task while a runtime works
 // them, and returns the time to the n-th success and each attempt's start.
-func (b *bencher) flowWork(ctx context.Context, name string, n int, submit func(ctx context.Context, n int) error) (time.Duration, []time.Time, error) {
+func (b *bencher) flowWork(ctx context.Context, name string, n int, submit func(ctx context.Context, rt *runtime.Runtime, n int) error) (time.Duration, []time.Time, error) {
 	counts := newExecCounter(n)
 	var mu sync.Mutex
 	starts := make([]time.Time, 0, n)
@@ -99,7 +123,7 @@ func (b *bencher) flowWork(ctx context.Context, name string, n int, submit func(
 	}
 	defer stopArgo(rt)
 	t0 := time.Now()
-	if err := parallel(ctx, b.o.submitters, n, func(i int) error { return submit(ctx, i) }); err != nil {
+	if err := parallel(ctx, b.o.submitters, n, func(i int) error { return submit(ctx, rt, i) }); err != nil {
 		return 0, nil, err
 	}
 	if err := obs.wait(ctx); err != nil {
@@ -109,4 +133,9 @@ func (b *bencher) flowWork(ctx context.Context, name string, n int, submit func(
 	mu.Lock()
 	defer mu.Unlock()
 	return el, slices.Clone(starts), counts.check(n)
+}
+
+// direct adapts a generated wrapper to flowWork's submit.
+func direct(wrapper func(ctx context.Context, n int) error) func(context.Context, *runtime.Runtime, int) error {
+	return func(ctx context.Context, _ *runtime.Runtime, n int) error { return wrapper(ctx, n) }
 }
