@@ -198,9 +198,9 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 		rt.log.Warn("argo: attempt failed, no retry left", "task_id", t.ID, "task", t.Name, "attempt", t.ExecuteTimes, "shard", t.ShardKey, "permanent", permanent, "error", msg)
 	}
 	recorded := rt.record(fin)
-	if !permanent {
-		rt.flowOutcome(h, t, false)
-	}
+	// A permanent error is the downstream's answer (it is up): for the
+	// breaker, an attempt that went through.
+	rt.flowOutcome(h, t, permanent)
 	rt.observe(func(o Observer) {
 		o.AttemptDone(t.Name, "attempt", hist.Outcome, finished.Sub(started), lag)
 		o.Finished(t.Name, fin.To)

@@ -48,7 +48,9 @@ type FlowControl struct {
 // probe attempt runs: its success closes the breaker, its failure reopens it
 // with the cool-down doubled (up to MaxCooldown). On closing, the waiting
 // tasks are released at ReleaseRate per second for ReleaseFor, not all at
-// once. A failure is any failed attempt except a permanent error. argoctl
+// once. A failure is any failed attempt except a permanent error (the
+// downstream answered: that counts as a success, and closes it when it is
+// the probe's). argoctl
 // flow open/close opens and closes a breaker by hand.
 type Breaker struct {
 	Failures int     // default DefaultBreakerFailures

@@ -342,3 +342,29 @@ func TestFlowSubmitTxGoesThroughTheGate(t *testing.T) {
 		}
 	})
 }
+
+// A probe that ends with a permanent error (the downstream answered, say
+// 400) closes the breaker: the downstream is up.
+func TestFlowProbePermanentErrorCloses(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		var calls atomic.Int64
+		def := &TaskDef{Name: "flow.probe", Policy: fastPolicy(5),
+			Flow: &FlowControl{Group: "api", Breaker: &Breaker{Failures: 1, Window: time.Minute, Cooldown: 100 * time.Millisecond}},
+			Run: func(ctx context.Context, _ []byte) error {
+				if calls.Add(1) == 1 {
+					return errors.New("503")
+				}
+				return Permanent(errors.New("400 bad request"))
+			}}
+		rt := startInstances(t, dsn, 1, def)[0]
+		id := submitN(t, []*Runtime{rt}, def, 1)[0]
+		waitState(t, rt, id, StateDead, 30*time.Second)
+		groups, err := rt.Inspector().FlowGroups(context.Background())
+		if err != nil || len(groups) != 1 {
+			t.Fatalf("flow groups %+v, %v", groups, err)
+		}
+		if g := groups[0]; g.Breaker != "closed" || g.Opened != 1 {
+			t.Fatalf("after a probe's permanent error: breaker %s, opened %d times; want closed, once", g.Breaker, g.Opened)
+		}
+	})
+}

@@ -218,9 +218,9 @@ func (b *BreakerPolicy) probeTimeout(st *FlowState) int64 {
 	return max(st.CooldownMs, 1000)
 }
 
-// Outcome records how an attempt of the group ended (ok: succeeded; a
-// failure that says nothing about the downstream, as a permanent error,
-// is not reported) and moves the breaker: a failed window opens it, the
+// Outcome records how an attempt of the group ended (ok: the downstream
+// answered: the attempt succeeded, or failed permanently) and moves the
+// breaker: a failed window opens it, the
 // probe's success closes it (the bounded release starts), its failure
 // reopens it with a doubled cool-down. Outcomes of attempts that started
 // before the breaker opened change nothing while it is open.
