@@ -91,6 +91,7 @@ func check(l *loaded) (*checker, error) {
 		c.file(f)
 	}
 	c.crossTask()
+	c.crossFlow()
 	c.claimNames()
 	return c, c.err()
 }

@@ -41,6 +41,8 @@ type spec struct {
 	firstDelay time.Duration
 
 	fallback, alert, alertAction, shardBy, uniqueBy string
+
+	flow flowSpec // limit=, rate=, burst=, breaker=, cooldown= (flow_keys.go)
 }
 
 // arg is one key=value argument of a directive line.
@@ -100,6 +102,7 @@ func (s *spec) crossCheck(e *errs) {
 	if err := s.policy.Validate(); err != nil {
 		e.at(s.slash, "//argo:retry: %v", err)
 	}
+	s.crossCheckFlow(e)
 }
 
 // setters parse one key's value into s; they return "" or what is wrong.

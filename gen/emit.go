@@ -215,6 +215,9 @@ func (e *emitter) def(t *task) jen.Code {
 	if t.action != nil {
 		pairs = append(pairs, kv("AlertActionName", jen.Lit(e.hookName(t, t.action))))
 	}
+	if flow := e.flowDef(t); flow != nil {
+		pairs = append(pairs, kv("Flow", flow))
+	}
 	return fields(pairs...)
 }
 

@@ -64,6 +64,8 @@ type Collector struct {
 	refused       *prometheus.CounterVec
 
 	tasksDesc, deadDesc, upDesc *prometheus.Desc
+	// breakerDesc and openedDesc: each flow group's breaker, read at scrape time.
+	breakerDesc, openedDesc *prometheus.Desc
 
 	mu        sync.Mutex
 	inspector *runtime.Inspector
@@ -113,10 +115,12 @@ func New(opts Options) *Collector {
 		// No tenant label yet (per-tenant dead-letter gauges come with
 		// tenants); the ArgoDeadLettersGrowing rule keeps every label but the
 		// instance's, so it alerts per tenant once this gauge has one.
-		deadDesc:  prometheus.NewDesc(prometheus.BuildFQName(ns, "", "dead_tasks"), "Dead tasks in argo_task not requeued (the dead letters an operator should requeue or discard), read at scrape time.", nil, cl),
-		upDesc:    prometheus.NewDesc(prometheus.BuildFQName(ns, "", "inspector_up"), "1 if the last scrape-time read of argo_task succeeded, else 0.", nil, cl),
-		inspector: opts.Inspector,
-		timeout:   opts.ScrapeTimeout,
+		deadDesc:    prometheus.NewDesc(prometheus.BuildFQName(ns, "", "dead_tasks"), "Dead tasks in argo_task not requeued (the dead letters an operator should requeue or discard), read at scrape time.", nil, cl),
+		upDesc:      prometheus.NewDesc(prometheus.BuildFQName(ns, "", "inspector_up"), "1 if the last scrape-time read of argo_task succeeded, else 0.", nil, cl),
+		breakerDesc: prometheus.NewDesc(prometheus.BuildFQName(ns, "", "flow_breaker_open"), "1 while a flow group's circuit breaker is not closed (open, half-open with a probe out, or opened by an operator), else 0; read at scrape time.", []string{"group", "state"}, cl),
+		openedDesc:  prometheus.NewDesc(prometheus.BuildFQName(ns, "", "flow_breaker_opened"), "Times a flow group's circuit breaker has opened, read at scrape time.", []string{"group"}, cl),
+		inspector:   opts.Inspector,
+		timeout:     opts.ScrapeTimeout,
 	}
 }
 
@@ -174,6 +178,8 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.tasksDesc
 	ch <- c.deadDesc
 	ch <- c.upDesc
+	ch <- c.breakerDesc
+	ch <- c.openedDesc
 }
 
 // Collect implements prometheus.Collector. With an Inspector it reads the
@@ -200,8 +206,28 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			}
 			ch <- prometheus.MustNewConstMetric(c.deadDesc, prometheus.GaugeValue, float64(deadLetters))
 		}
+		c.collectFlow(ch, in)
 	}
 	for _, m := range c.collectors() {
 		m.Collect(ch)
+	}
+}
+
+// collectFlow reports each flow group's breaker (a database without
+// argo_flow, before migration 000006, reports none).
+func (c *Collector) collectFlow(ch chan<- prometheus.Metric, in *runtime.Inspector) {
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	groups, err := in.FlowGroups(ctx)
+	cancel()
+	if err != nil {
+		return
+	}
+	for _, g := range groups {
+		open := 1.0
+		if g.Breaker == "closed" {
+			open = 0
+		}
+		ch <- prometheus.MustNewConstMetric(c.breakerDesc, prometheus.GaugeValue, open, g.Group, g.Breaker)
+		ch <- prometheus.MustNewConstMetric(c.openedDesc, prometheus.CounterValue, float64(g.Opened), g.Group)
 	}
 }

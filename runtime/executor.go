@@ -141,6 +141,7 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 		hist.Outcome = OutcomeSucceeded
 		empty := ""
 		rt.record(finishing{Fence: f, To: StateSucceeded, Due: t.ExecuteTime, ErrMsg: &empty, History: hist, Direct: sync})
+		rt.flowOutcome(h, t, true)
 		rt.observe(func(o Observer) {
 			o.AttemptDone(t.Name, "attempt", OutcomeSucceeded, finished.Sub(started), lag)
 			o.Finished(t.Name, StateSucceeded)
@@ -164,14 +165,31 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 	msg := runErr.Error()
 	hist.Error = msg
 	willRetry := !permanent && !pol.Exhausted(t.ExecuteTimes)
+	// The callee said when to try again: then, without using an attempt.
+	retryAfter, deferred := retryAfterOf(runErr)
+	deferred = deferred && !permanent
+	if deferred {
+		willRetry = true
+	}
 	fin := finishing{Fence: f, ErrMsg: &msg, History: hist, Direct: sync}
 	var retryDelay time.Duration
 	if willRetry {
 		delay := pol.Delay(t.ID, t.ExecuteTimes)
+		if deferred {
+			delay = retryAfter
+		}
 		retryDelay = delay
 		hist.BackoffMs = delay.Milliseconds()
 		fin.To, fin.Due = StateRetrying, toMillis(finished.Add(delay))
-		if rt.canHold(delay) {
+		if deferred {
+			fin.UndoAttempt = true
+			if t.ExecuteTimes <= 1 {
+				fin.To = StatePending // as if it had not run (giveBack's rule)
+			}
+		}
+		// A task under flow control restarts only through the gated claim;
+		// a deferred call, whose attempt number went back, is not held.
+		if h.Flow == nil && !deferred && rt.canHold(delay) {
 			fin.HoldUntil = toMillis(finished.Add(delay + rt.cfg.LeaseDuration))
 		}
 		rt.log.Warn("argo: attempt failed, will retry", "task_id", t.ID, "task", t.Name, "attempt", t.ExecuteTimes, "shard", t.ShardKey, "retry_in", delay, "error", msg)
@@ -180,6 +198,9 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 		rt.log.Warn("argo: attempt failed, no retry left", "task_id", t.ID, "task", t.Name, "attempt", t.ExecuteTimes, "shard", t.ShardKey, "permanent", permanent, "error", msg)
 	}
 	recorded := rt.record(fin)
+	// A permanent error is the downstream's answer (it is up): for the
+	// breaker, an attempt that went through.
+	rt.flowOutcome(h, t, permanent)
 	rt.observe(func(o Observer) {
 		o.AttemptDone(t.Name, "attempt", hist.Outcome, finished.Sub(started), lag)
 		o.Finished(t.Name, fin.To)

@@ -60,7 +60,7 @@ func (rt *Runtime) claimAvailable() {
 			return
 		}
 		now := rt.now()
-		names := rt.handlerNames()
+		names, groups := rt.splitFlow(rt.handlerNames())
 		tasks, err := rt.store.ClaimScoped(rt.ctx, rt.cfg.InstanceID, toMillis(now), toMillis(now), toMillis(now.Add(rt.cfg.LeaseDuration)), n, rt.shards.claimScope(names))
 		if err == nil && len(tasks) < n && rt.cfg.StealAfter > 0 {
 			// Spare workers: take tasks left overdue in other instances'
@@ -72,6 +72,18 @@ func (rt *Runtime) claimAvailable() {
 			}
 			tasks = append(tasks, stolen...)
 		}
+		flowFailed := false
+		if err == nil && len(tasks) < n && len(groups) > 0 {
+			// Tasks under flow control: each group's gated claim.
+			// A failure here must not lose the tasks claimed above.
+			gated, ferr := rt.claimFlow(groups, n-len(tasks), now)
+			flowFailed = ferr != nil
+			if ferr != nil && rt.ctx.Err() == nil {
+				rt.health.failed(rt, "claim", ferr)
+				rt.observe(func(o Observer) { o.ClaimError(ferr) })
+			}
+			tasks = append(tasks, gated...)
+		}
 		rt.unreserve(n - len(tasks))
 		if err != nil {
 			if rt.ctx.Err() == nil {
@@ -80,7 +92,9 @@ func (rt *Runtime) claimAvailable() {
 			}
 			return
 		}
-		rt.health.ok(rt)
+		if !flowFailed {
+			rt.health.ok(rt)
+		}
 		for _, t := range tasks {
 			rt.goAttempt(t, rt.handler(t.Name), true)
 		}

@@ -49,6 +49,7 @@ type Runtime struct {
 	attempts sync.WaitGroup
 
 	leases leaseSet
+	flow   flowWakes // when each flow group may next admit (flow_control.go)
 	health health
 	shards shardView
 	clock  dbClock // offset to the database's clock (clock.go)
@@ -171,6 +172,9 @@ func (rt *Runtime) Register(defs ...*TaskDef) error {
 			continue
 		}
 		valid = append(valid, d)
+	}
+	if err := rt.checkFlowGroups(valid); err != nil {
+		return errors.Join(append(errs, err)...)
 	}
 	// All at once: a claim sees every name of one Register call or none.
 	rt.mu.Lock()

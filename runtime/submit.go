@@ -109,7 +109,8 @@ func (rt *Runtime) Submit(ctx context.Context, c Call) (int64, error) {
 	now := rt.now()
 	t := rt.newTask(c, p, now)
 	h := rt.handler(t.Name)
-	runNow := t.PerformanceWay == Immediate && c.RunAt.IsZero() && h != nil
+	// A task under flow control starts only through the gated claim.
+	runNow := t.PerformanceWay == Immediate && c.RunAt.IsZero() && h != nil && h.Flow == nil
 	sync := runNow && t.ThreadWay == Sync
 	switch {
 	case sync:
@@ -200,7 +201,7 @@ func (rt *Runtime) SubmitTx(ctx context.Context, tx Execer, c Call) (int64, erro
 		}
 	}
 	rt.metricSubmitted(t.Name)
-	if t.PerformanceWay == Immediate && c.RunAt.IsZero() && rt.handler(t.Name) != nil {
+	if h := rt.handler(t.Name); t.PerformanceWay == Immediate && c.RunAt.IsZero() && h != nil && h.Flow == nil {
 		rt.watchCommit(t.ID)
 	} else {
 		rt.scheduleWake(t.ExecuteTime.Time())

@@ -44,6 +44,11 @@ type TaskDef struct {
 	Alert           string
 	AlertAction     func(ctx context.Context, ev AlertEvent) error
 	AlertActionName string
+
+	// Flow, if set, is the flow control of the downstream the task calls
+	// (concurrency cap, rate limit, circuit breaker), shared by its group
+	// across instances; nil: none (flow_control.go).
+	Flow *FlowControl
 }
 
 func (d *TaskDef) policy() RetryPolicy {
@@ -80,6 +85,9 @@ func (d *TaskDef) Validate() error {
 		if _, err := CompileAlert(d.Alert); err != nil {
 			return fmt.Errorf("argo: task %s: %w", d.Name, err)
 		}
+	}
+	if err := d.Flow.validate(); err != nil {
+		return fmt.Errorf("argo: task %s: %w", d.Name, err)
 	}
 	return nil
 }

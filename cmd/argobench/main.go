@@ -74,7 +74,7 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-var allWorkloads = []string{"sync", "insert", "work", "retry", "retrycost", "claim", "memory", "audit", "whatif", "cluster"}
+var allWorkloads = []string{"sync", "insert", "work", "retry", "retrycost", "claim", "memory", "audit", "whatif", "cluster", "flow"}
 
 type options struct {
 	dsn        string
@@ -286,6 +286,7 @@ func bench(ctx context.Context, o *options, logw io.Writer) (*Report, error) {
 		{"audit", b.audit},
 		{"whatif", b.whatIf},
 		{"cluster", b.cluster},
+		{"flow", b.flowControl},
 	}
 	var errs []error
 	for _, s := range steps {

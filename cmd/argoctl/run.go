@@ -37,6 +37,8 @@ commands:
   discard-reject  ID... [-reason TEXT]      reject another operator's discard request
   force-fail ID... -reason TEXT             send retrying tasks to the dead letter now
   run      ID... [-reason TEXT]             make pending or retrying tasks due now
+  flow     [open|close GROUP]                flow groups (limit=, rate=, breaker=) and their breakers;
+                                             open/close a group's breaker by hand (docs/flow-control.md)
   migrate                                    apply the embedded migrations
   version                                    print the version
 
@@ -103,6 +105,7 @@ var commands = map[string]func(e *env, args []string) error{
 	"force-fail":      cmdForceFail,
 	"run":             cmdRunNow,
 	"version":         cmdVersion,
+	"flow":            cmdFlow,
 }
 
 // run is argoctl without the process: it returns the exit status.

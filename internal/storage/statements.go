@@ -154,6 +154,35 @@ type Statements struct {
 	// FinishedSince reads n, dead of tasks finished since: argument since.
 	FinishedSince string
 
+	// FlowLockRead reads FlowColumns of one group, locking its row until
+	// the transaction ends (SQLite: the transaction holds the file's write
+	// lock already): argument group_name. Every such transaction ends with
+	// FlowWrite, which changes the row (lock_seq + 1): on Galera, two of them
+	// on different nodes conflict at certification.
+	FlowLockRead string
+	// FlowInsert adds a flow group's row unless it exists: argument
+	// group_name.
+	FlowInsert string
+	// FlowWrite writes a group's state: arguments members, tokens,
+	// refilled_at, breaker_state, breaker_until, cooldown_ms, probe_task,
+	// window_start, window_ok, window_failed, closed_at, opened_count,
+	// updated_at, then group_name.
+	FlowWrite string
+	// FlowGroups reads FlowColumns of every group, by name.
+	FlowGroups string
+	// FlowRunning counts the running rows of n task names: the n names.
+	FlowRunning func(n int) string
+	// FlowCandidates reads TaskColumns of due rows in one of states (a
+	// StateSet) that scope selects, oldest due first: arguments due by,
+	// now, scope's, limit.
+	FlowCandidates func(states, scope string) string
+	// FlowDue is FlowCandidates reading only the ids.
+	FlowDue func(states, scope string) string
+	// FlowTakeAll takes n candidates at once, each still as read:
+	// arguments owner, lease_until, now (the claim's SET), the n ids, n
+	// (id, task_status, execute_times) triples, due by, now.
+	FlowTakeAll func(n int) string
+
 	// SchemaProbes select every column argo uses, each under the migration
 	// that creates it, in migration order.
 	SchemaProbes []SchemaProbe

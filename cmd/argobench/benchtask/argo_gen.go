@@ -17,14 +17,14 @@ import (
 // functions bind it.
 var argoRuntime atomic.Pointer[runtime.Runtime]
 
-// ArgoRegister registers the durable functions of package benchtask (SyncCall, Later, Work,
-// FailOnce) with rt and binds rt for their wrappers and for the package's other wrappers. Call it
-// once at start-up, before any wrapper.
+// ArgoRegister registers the durable functions of package benchtask (SyncCall, Later, Work, Capped,
+// Rated, FailOnce) with rt and binds rt for their wrappers and for the package's other wrappers.
+// Call it once at start-up, before any wrapper.
 func ArgoRegister(rt *runtime.Runtime) error {
 	if rt == nil {
 		return errors.New("benchtask.ArgoRegister: nil runtime")
 	}
-	if err := rt.Register(argoTaskSyncCall, argoTaskLater, argoTaskWork, argoTaskFailOnce); err != nil {
+	if err := rt.Register(argoTaskSyncCall, argoTaskLater, argoTaskWork, argoTaskCapped, argoTaskRated, argoTaskFailOnce); err != nil {
 		return err
 	}
 	argoRuntime.Store(rt)
@@ -184,6 +184,118 @@ func WorkDurable(ctx context.Context, n int) error {
 // pattern).
 func WorkDurableTx(ctx context.Context, tx runtime.Execer, n int) (int64, error) {
 	return argoSubmitTx(ctx, tx, argoTaskWork, "ArgoRegister", &argoArgsWork{N: n}, "", "")
+}
+
+// argoTaskCapped is the task definition of Capped, from its //argo:retry directive.
+var argoTaskCapped = &runtime.TaskDef{
+	Name:           "argobench.Capped",
+	MethodName:     "Capped",
+	Signature:      "func benchtask.Capped(ctx context.Context, n int) error",
+	ParameterTypes: "int",
+	Mode:           runtime.Immediate,
+	Thread:         runtime.Async,
+	Policy: runtime.RetryPolicy{
+		MaxAttempts: 4,
+		Backoff:     runtime.BackoffExponential,
+		Initial:     time.Second,
+		Multiplier:  2,
+		MaxDelay:    time.Minute,
+		Jitter:      runtime.Jitter{Kind: runtime.JitterRatio, Ratio: 0.1},
+	},
+	Flow: &runtime.FlowControl{
+		Group: "argobench.capped",
+		Limit: 100000,
+	},
+}
+
+// The build breaks here when a signature no longer matches its directive: run go generate.
+var _ func(context.Context, int) error = Capped
+
+// argoArgsCapped holds the arguments of one call of Capped, stored as JSON in
+// argo_task.task_parameter.
+type argoArgsCapped struct {
+	N int `json:"n"`
+}
+
+func init() {
+	argoTaskCapped.Run = func(ctx context.Context, args []byte) error {
+		var v argoArgsCapped
+		if err := runtime.DecodeJSON(args, &v, "n"); err != nil {
+			return err
+		}
+		return Capped(ctx, v.N)
+	}
+}
+
+// CappedDurable is the durable form of Capped: it stores the call as task argobench.Capped, then
+// runs it on the runtime's worker pool, retrying failures up to 3 times per its //argo:retry
+// directive. An error wrapping runtime.ErrNotPersisted means the call was not stored and will not
+// run.
+func CappedDurable(ctx context.Context, n int) error {
+	return argoSubmit(ctx, argoTaskCapped, "ArgoRegister", &argoArgsCapped{N: n}, "", "")
+}
+
+// CappedDurableTx stores a call of Capped in tx, an *sql.Tx (or *sqlx.Tx) on the runtime's
+// database, and returns its task id: the task runs once tx commits and is gone if tx rolls back
+// (the outbox pattern).
+func CappedDurableTx(ctx context.Context, tx runtime.Execer, n int) (int64, error) {
+	return argoSubmitTx(ctx, tx, argoTaskCapped, "ArgoRegister", &argoArgsCapped{N: n}, "", "")
+}
+
+// argoTaskRated is the task definition of Rated, from its //argo:retry directive.
+var argoTaskRated = &runtime.TaskDef{
+	Name:           "argobench.Rated",
+	MethodName:     "Rated",
+	Signature:      "func benchtask.Rated(ctx context.Context, n int) error",
+	ParameterTypes: "int",
+	Mode:           runtime.Immediate,
+	Thread:         runtime.Async,
+	Policy: runtime.RetryPolicy{
+		MaxAttempts: 4,
+		Backoff:     runtime.BackoffExponential,
+		Initial:     time.Second,
+		Multiplier:  2,
+		MaxDelay:    time.Minute,
+		Jitter:      runtime.Jitter{Kind: runtime.JitterRatio, Ratio: 0.1},
+	},
+	Flow: &runtime.FlowControl{
+		Group: "argobench.rated",
+		Rate:  500.0,
+		Burst: 50,
+	},
+}
+
+// The build breaks here when a signature no longer matches its directive: run go generate.
+var _ func(context.Context, int) error = Rated
+
+// argoArgsRated holds the arguments of one call of Rated, stored as JSON in
+// argo_task.task_parameter.
+type argoArgsRated struct {
+	N int `json:"n"`
+}
+
+func init() {
+	argoTaskRated.Run = func(ctx context.Context, args []byte) error {
+		var v argoArgsRated
+		if err := runtime.DecodeJSON(args, &v, "n"); err != nil {
+			return err
+		}
+		return Rated(ctx, v.N)
+	}
+}
+
+// RatedDurable is the durable form of Rated: it stores the call as task argobench.Rated, then runs
+// it on the runtime's worker pool, retrying failures up to 3 times per its //argo:retry directive.
+// An error wrapping runtime.ErrNotPersisted means the call was not stored and will not run.
+func RatedDurable(ctx context.Context, n int) error {
+	return argoSubmit(ctx, argoTaskRated, "ArgoRegister", &argoArgsRated{N: n}, "", "")
+}
+
+// RatedDurableTx stores a call of Rated in tx, an *sql.Tx (or *sqlx.Tx) on the runtime's database,
+// and returns its task id: the task runs once tx commits and is gone if tx rolls back (the outbox
+// pattern).
+func RatedDurableTx(ctx context.Context, tx runtime.Execer, n int) (int64, error) {
+	return argoSubmitTx(ctx, tx, argoTaskRated, "ArgoRegister", &argoArgsRated{N: n}, "", "")
 }
 
 // argoTaskFailOnce is the task definition of FailOnce, from its //argo:retry directive.

@@ -63,6 +63,28 @@ func Work(ctx context.Context, n int) error {
 	return nil
 }
 
+// Capped is Work under a concurrency cap far above the workers (limit=):
+// its cost against Work is the gated claim's.
+//
+//argo:retry name=argobench.Capped limit=argobench.capped:100000
+func Capped(ctx context.Context, n int) error {
+	if f := current().Work; f != nil {
+		f(ctx, n)
+	}
+	return nil
+}
+
+// Rated is Work under a rate limit (rate=), 500 starts a second across
+// the cluster, bucket of 50.
+//
+//argo:retry name=argobench.Rated rate=argobench.rated:500/s burst=50
+func Rated(ctx context.Context, n int) error {
+	if f := current().Work; f != nil {
+		f(ctx, n)
+	}
+	return nil
+}
+
 // FailOnce reports to its hook, which decides the outcome; it is retried
 // once, exactly 1s after a failure.
 //

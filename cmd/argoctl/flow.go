@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/argo-retry/argo/runtime"
+)
+
+// cmdFlow lists the flow groups (docs/flow-control.md), or opens or closes
+// one's circuit breaker by hand: argoctl flow [open|close GROUP].
+func cmdFlow(e *env, args []string) error {
+	fs := newFlagSet("flow")
+	pos, err := parse(e, fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return withDB(e, func(ctx context.Context, in *runtime.Inspector) error {
+			groups, err := in.FlowGroups(ctx)
+			if err != nil {
+				return err
+			}
+			if e.json() {
+				return writeJSON(e.stdout, flowJSON(groups))
+			}
+			writeFlow(e, groups)
+			return nil
+		})
+	}
+	if len(pos) != 2 || (pos[0] != "open" && pos[0] != "close") {
+		return usagef("flow: want no arguments (list the groups), or open GROUP, or close GROUP; got %q", strings.Join(pos, " "))
+	}
+	open, group := pos[0] == "open", pos[1]
+	return withDB(e, func(ctx context.Context, in *runtime.Inspector) error {
+		if open {
+			err = in.OpenBreaker(ctx, group)
+		} else {
+			err = in.CloseBreaker(ctx, group)
+		}
+		if err != nil {
+			return err
+		}
+		if open {
+			fmt.Fprintf(e.stdout, "flow group %s: breaker opened; no attempt of it starts until `argoctl flow close %s`\n", group, group)
+		} else {
+			fmt.Fprintf(e.stdout, "flow group %s: breaker closed; waiting tasks are released at the breaker's release rate\n", group)
+		}
+		return nil
+	})
+}
+
+type flowGroupJSON struct {
+	Group        string   `json:"group"`
+	Members      []string `json:"members"`
+	Breaker      string   `json:"breaker"`
+	Until        *string  `json:"until"`
+	CooldownMs   int64    `json:"cooldown_ms"`
+	WindowOK     int      `json:"window_ok"`
+	WindowFailed int      `json:"window_failed"`
+	Opened       int      `json:"opened"`
+	Tokens       float64  `json:"tokens"`
+}
+
+func flowJSON(groups []runtime.FlowGroup) any {
+	out := []flowGroupJSON{}
+	for _, g := range groups {
+		j := flowGroupJSON{Group: g.Group, Members: g.Members, Breaker: g.Breaker, CooldownMs: g.Cooldown.Milliseconds(),
+			WindowOK: g.WindowOK, WindowFailed: g.WindowFailed, Opened: g.Opened, Tokens: g.Tokens}
+		if !g.Until.IsZero() {
+			s := g.Until.UTC().Format(time.RFC3339Nano)
+			j.Until = &s
+		}
+		out = append(out, j)
+	}
+	return map[string]any{"groups": out}
+}
+
+func writeFlow(e *env, groups []runtime.FlowGroup) {
+	if len(groups) == 0 {
+		fmt.Fprintln(e.stdout, "no flow groups (they appear once an instance has claimed a task under limit=, rate= or breaker=)")
+		return
+	}
+	w := newTable(e.stdout)
+	fmt.Fprintln(w, "GROUP\tBREAKER\tUNTIL\tWINDOW OK/FAILED\tOPENED\tMEMBERS")
+	for _, g := range groups {
+		until := "-"
+		if !g.Until.IsZero() {
+			until = g.Until.UTC().Format("01-02 15:04:05")
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d/%d\t%d\t%s\n", g.Group, g.Breaker, until, g.WindowOK, g.WindowFailed, g.Opened, strings.Join(g.Members, ","))
+	}
+	w.Flush()
+}

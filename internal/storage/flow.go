@@ -1,0 +1,275 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// The gated claim of a flow group (flow_state.go has the rules).
+//
+// Every claim of a group's attempts runs in one transaction that first
+// locks the group's argo_flow row (FlowLockRead) and ends by writing it
+// (FlowWrite, lock_seq + 1): the claims of one group are serialised across
+// instances, and on Galera two of them on different nodes conflict at
+// certification (one is rolled back and runs again). Inside
+// it, the group's running rows are counted: the slots of the concurrency
+// cap are the running rows themselves, so a slot is released by whatever
+// ends the attempt's running state (its finish, the rescue of a lost
+// lease, an operator's change), exactly once, with no second record to
+// keep in step. Then the rate bucket and the breaker decide, the candidates
+// are taken with the ordinary fenced ClaimTake, and the row is written
+// back. Names without a group never come here: their claim is unchanged.
+//
+// Every path that makes a row running outside a claim (the first attempt
+// written leased by Submit, a transactional submit's watcher, held retries)
+// is closed to grouped names by the runtime; a fallback (exhausted to
+// falling_back) is not an attempt and is not gated.
+
+// FlowClaim is one gated claim.
+type FlowClaim struct {
+	Group string
+	// Names are the group's task names this instance runs (it claims only
+	// those); they are added to the group's members, whose running rows
+	// count against the cap whichever instance declared them.
+	Names  []string
+	Policy FlowPolicy
+	Owner  string
+	// Now is the claim's time; LeaseUntil the leases' end.
+	Now, LeaseUntil Millis
+	Limit           int
+	// BeforeTake, if set, runs inside the claim's transaction between the
+	// candidates' read and their take (the conformance suite changes a
+	// candidate there, as a concurrent writer would). nil in production.
+	BeforeTake func(ctx context.Context, tx *sqlx.Tx, candidates []*Task) error
+}
+
+// FlowClaimResult is what a gated claim took, and when to try again.
+type FlowClaimResult struct {
+	Tasks []*Task
+	// WakeAt is when the group may admit more (a token, the end of a
+	// cool-down); 0 when only a finished attempt frees room.
+	WakeAt Millis
+	// Breaker is the group's breaker after the claim.
+	Breaker BreakerState
+}
+
+// ErrFlowGroupUnknown is returned by SetBreaker for a group no instance
+// has claimed yet.
+var ErrFlowGroupUnknown = errors.New("argo: no such flow group")
+
+// lockFlow reads the group's row inside tx, locked until tx ends,
+// creating it first if needed (and create is set).
+func (s *Store) lockFlow(ctx context.Context, tx *sqlx.Tx, group string, create bool) (*FlowState, error) {
+	var st FlowState
+	err := tx.GetContext(ctx, &st, s.sql.FlowLockRead, group)
+	if errors.Is(err, sql.ErrNoRows) {
+		if !create {
+			return nil, fmt.Errorf("%w %q: flow groups appear once an instance running one of their tasks has claimed", ErrFlowGroupUnknown, group)
+		}
+		if _, err := tx.ExecContext(ctx, s.sql.FlowInsert, group); err != nil {
+			return nil, err
+		}
+		err = tx.GetContext(ctx, &st, s.sql.FlowLockRead, group)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+// ClaimFlow leases up to c.Limit due tasks of c.Names within the group's
+// cap, rate and breaker (attempts), and due fallbacks of those names
+// (not gated), in one transaction at READ COMMITTED.
+func (s *Store) ClaimFlow(ctx context.Context, c FlowClaim) (FlowClaimResult, error) {
+	var out FlowClaimResult
+	if len(c.Names) == 0 || c.Limit <= 0 {
+		return out, nil
+	}
+	// A group with nothing due costs one plain read, no write: the poll of
+	// an idle group neither locks its row nor queues behind its claimers.
+	nameIn, nameArgs := InList(c.Names)
+	var due []int64
+	if err := s.db.SelectContext(ctx, &due, s.sql.FlowDue(StateSet(ClaimableStates...), "task_id IN "+nameIn),
+		append(append([]any{c.Now, c.Now}, nameArgs...), 1)...); err != nil {
+		return out, err
+	}
+	if len(due) == 0 {
+		return out, nil
+	}
+	err := s.writeIso(ctx, sql.LevelReadCommitted, func(tx *sqlx.Tx) error {
+		out = FlowClaimResult{}
+		st, err := s.lockFlow(ctx, tx, c.Group, true)
+		if err != nil {
+			return err
+		}
+		st.addMembers(c.Names)
+		running := 0
+		if c.Policy.Limit > 0 {
+			members := st.MemberNames()
+			_, args := InList(members)
+			if err := tx.GetContext(ctx, &running, s.sql.FlowRunning(len(members)), args...); err != nil {
+				return err
+			}
+		}
+		admit, probe, wakeAt := st.Admit(c.Policy, c.Now, c.Limit, running)
+		out.WakeAt = wakeAt
+		scope := "task_id IN " + nameIn
+		take := func(states []State, limit int) ([]*Task, error) {
+			if limit <= 0 {
+				return nil, nil
+			}
+			var cands []*Task
+			args := append([]any{c.Now, c.Now}, nameArgs...)
+			if err := tx.SelectContext(ctx, &cands, s.sql.FlowCandidates(StateSet(states...), scope), append(args, limit)...); err != nil {
+				return nil, err
+			}
+			if c.BeforeTake != nil {
+				if err := c.BeforeTake(ctx, tx, cands); err != nil {
+					return nil, err
+				}
+			}
+			return s.takeFlow(ctx, tx, c, SortedByID(cands))
+		}
+		attempts, err := take(WaitingStates, admit)
+		if err != nil {
+			return err
+		}
+		var probeID int64
+		if probe && len(attempts) > 0 {
+			probeID = attempts[0].ID
+		}
+		st.Took(c.Policy, c.Now, len(attempts), probe, probeID)
+		fallbacks, err := take([]State{StateExhausted}, c.Limit-len(attempts))
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, s.sql.FlowWrite, st.flowWriteArgs()...); err != nil {
+			return err
+		}
+		out.Tasks = append(attempts, fallbacks...)
+		out.Breaker = st.Breaker
+		return nil
+	})
+	if err != nil {
+		return FlowClaimResult{}, err
+	}
+	for _, t := range out.Tasks { // as the claim's SET wrote them
+		if t.State == StateExhausted {
+			t.State = StateFallingBack
+		} else {
+			t.ExecuteTimes++
+			t.State = StateRunning
+		}
+		t.LeaseOwner, t.LeaseUntil, t.GmtModified = c.Owner, c.LeaseUntil, c.Now
+	}
+	return out, nil
+}
+
+// FlowOutcome reports how an attempt of the group's task taskID ended to
+// its breaker (see FlowState.Outcome), and returns the breaker's state.
+func (s *Store) FlowOutcome(ctx context.Context, group string, p FlowPolicy, taskID int64, ok bool, now Millis) (BreakerState, error) {
+	var state BreakerState
+	err := s.writeIso(ctx, sql.LevelReadCommitted, func(tx *sqlx.Tx) error {
+		st, err := s.lockFlow(ctx, tx, group, true)
+		if err != nil {
+			return err
+		}
+		st.Outcome(p, now, taskID, ok)
+		state = st.Breaker
+		_, err = tx.ExecContext(ctx, s.sql.FlowWrite, st.flowWriteArgs()...)
+		return err
+	})
+	return state, err
+}
+
+// SetBreaker opens (open) or closes a group's breaker by hand. An
+// operator's open holds until an operator closes it; closing starts the
+// bounded release as a probe's success would.
+func (s *Store) SetBreaker(ctx context.Context, group string, open bool, now Millis) error {
+	if strings.TrimSpace(group) == "" {
+		return errors.New("argo: a flow group name is needed (argoctl flow lists them)")
+	}
+	return s.writeIso(ctx, sql.LevelReadCommitted, func(tx *sqlx.Tx) error {
+		st, err := s.lockFlow(ctx, tx, group, false)
+		if err != nil {
+			return err
+		}
+		st.UpdatedAt = now
+		if open {
+			st.Breaker, st.BreakerUntil, st.ProbeTask = BreakerForcedOpen, 0, 0
+			st.OpenedCount++
+		} else {
+			st.close(now)
+		}
+		_, err = tx.ExecContext(ctx, s.sql.FlowWrite, st.flowWriteArgs()...)
+		return err
+	})
+}
+
+// FlowGroups reads the state of every flow group, by name.
+func (s *Store) FlowGroups(ctx context.Context) ([]FlowState, error) {
+	var out []FlowState
+	err := s.db.SelectContext(ctx, &out, s.sql.FlowGroups)
+	return out, err
+}
+
+// takeFlow takes candidates byID inside the gated claim's transaction with
+// one fenced UPDATE (each row still as read), and returns those it took.
+// When it changed fewer rows than candidates (a row changed since the
+// read), the rows are read back, inside the transaction, to tell which.
+func (s *Store) takeFlow(ctx context.Context, tx *sqlx.Tx, c FlowClaim, byID []*Task) ([]*Task, error) {
+	if len(byID) == 0 {
+		return nil, nil
+	}
+	args := []any{c.Owner, c.LeaseUntil, c.Now}
+	ids := make([]any, len(byID))
+	for i, t := range byID {
+		ids[i] = t.ID
+	}
+	args = append(args, ids...)
+	for _, t := range byID {
+		args = append(args, t.ID, t.State, t.ExecuteTimes)
+	}
+	res, err := tx.ExecContext(ctx, s.sql.FlowTakeAll(len(byID)), append(args, c.Now, c.Now)...)
+	if err != nil {
+		return nil, err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return nil, err
+	}
+	if n == int64(len(byID)) {
+		return byID, nil
+	}
+	var rows []struct {
+		ID      int64  `db:"id"`
+		Attempt int    `db:"execute_times"`
+		Owner   string `db:"lease_owner"`
+		State   State  `db:"task_status"`
+	}
+	if err := tx.SelectContext(ctx, &rows, s.sql.LeaseHolders(len(ids)), ids...); err != nil {
+		return nil, err
+	}
+	now := map[int64]int{}
+	for _, r := range rows {
+		if r.Owner == c.Owner && r.State.Leased() {
+			now[r.ID] = r.Attempt
+		}
+	}
+	var took []*Task
+	for _, t := range byID {
+		want := t.ExecuteTimes + 1
+		if t.State == StateExhausted {
+			want = t.ExecuteTimes
+		}
+		if a, ok := now[t.ID]; ok && a == want {
+			took = append(took, t)
+		}
+	}
+	return took, nil
+}

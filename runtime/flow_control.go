@@ -1,0 +1,279 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/argo-retry/argo/internal/storage"
+)
+
+// FlowControl protects the downstream a task calls, across every instance
+// (docs/flow-control.md): a concurrency cap, a rate limit and a circuit
+// breaker, each shared by the tasks of one group. The directive keys
+// limit=, rate= and breaker= set it; the zero value of each field turns
+// that control off. The state is one argo_flow row per group, taken in the
+// claim's transaction; tasks without FlowControl are claimed as before, at
+// no cost.
+//
+// A task with FlowControl always starts through the poller's gated claim:
+// its first attempt is not run inside Submit (Sync is treated as Async),
+// and its retries are not held by their instance.
+type FlowControl struct {
+	// Group names the downstream the tasks share (a printer, a partner's
+	// API): tasks with the same Group share its cap, rate and breaker, and
+	// must declare the same values. "" means the task's own name.
+	Group string
+	// Limit is the most attempts of the group running at once across the
+	// cluster; 0: no cap.
+	Limit int
+	// Rate is the most attempts of the group started per second across the
+	// cluster, and Burst how many may start at once after a quiet spell
+	// (0: max(1, Rate)); 0: no rate limit.
+	Rate  float64
+	Burst int
+	// Breaker, if set, is the group's circuit breaker.
+	Breaker *Breaker
+}
+
+// Breaker is a group's circuit breaker, shared by every instance: after
+// Failures failed attempts within Window (and, if Ratio > 0, at least that
+// share of the window's attempts), it opens: no attempt of the group starts
+// anywhere and the tasks wait without using attempts. After Cooldown one
+// probe attempt runs: its success closes the breaker, its failure reopens it
+// with the cool-down doubled (up to MaxCooldown). On closing, the waiting
+// tasks are released at ReleaseRate per second for ReleaseFor, not all at
+// once. A failure is any failed attempt except a permanent error (the
+// downstream answered: that counts as a success, and closes it when it is
+// the probe's). argoctl
+// flow open/close opens and closes a breaker by hand.
+type Breaker struct {
+	Failures int     // default DefaultBreakerFailures
+	Ratio    float64 // 0 (default): the count alone opens it
+	// Window defaults to DefaultBreakerWindow; Cooldown to
+	// DefaultBreakerCooldown; MaxCooldown to DefaultBreakerMaxCooldown.
+	Window, Cooldown, MaxCooldown time.Duration
+	// ProbeTimeout is how long a probe may stay unreported (its instance
+	// died) before another starts; default DefaultBreakerProbeTimeout.
+	ProbeTimeout time.Duration
+	// ReleaseRate (per second) and ReleaseFor bound the starts after the
+	// breaker closes; defaults DefaultBreakerReleaseRate and
+	// DefaultBreakerReleaseFor. A group's Rate, if lower, applies instead.
+	ReleaseRate float64
+	ReleaseFor  time.Duration
+}
+
+// The breaker's defaults.
+const (
+	DefaultBreakerFailures     = 5
+	DefaultBreakerWindow       = 30 * time.Second
+	DefaultBreakerCooldown     = 30 * time.Second
+	DefaultBreakerMaxCooldown  = 10 * time.Minute
+	DefaultBreakerProbeTimeout = time.Minute
+	DefaultBreakerReleaseRate  = 10.0
+	DefaultBreakerReleaseFor   = 30 * time.Second
+)
+
+// group is the flow group's name.
+func (f *FlowControl) group(task string) string {
+	if f.Group != "" {
+		return f.Group
+	}
+	return task
+}
+
+// validate reports what is wrong with f.
+func (f *FlowControl) validate() error {
+	if f == nil {
+		return nil
+	}
+	switch {
+	case len(f.Group) > 255:
+		return fmt.Errorf("flow group %q is longer than 255 bytes", f.Group)
+	case f.Limit < 0:
+		return fmt.Errorf("flow control: negative limit %d", f.Limit)
+	case f.Rate < 0 || math.IsNaN(f.Rate) || math.IsInf(f.Rate, 0):
+		return fmt.Errorf("flow control: rate %v is not a positive number of attempts per second", f.Rate)
+	case f.Burst < 0:
+		return fmt.Errorf("flow control: negative burst %d", f.Burst)
+	case f.Burst > 0 && f.Rate == 0:
+		return errors.New("flow control: burst without a rate")
+	}
+	if b := f.Breaker; b != nil {
+		switch {
+		case b.Failures < 0:
+			return fmt.Errorf("breaker: negative failures %d", b.Failures)
+		case b.Ratio < 0 || b.Ratio > 1 || math.IsNaN(b.Ratio):
+			return fmt.Errorf("breaker: ratio %v is not between 0 and 1", b.Ratio)
+		case b.Window < 0 || b.Cooldown < 0 || b.MaxCooldown < 0 || b.ProbeTimeout < 0 || b.ReleaseFor < 0:
+			return errors.New("breaker: negative duration")
+		case b.ReleaseRate < 0 || math.IsNaN(b.ReleaseRate) || math.IsInf(b.ReleaseRate, 0):
+			return fmt.Errorf("breaker: release rate %v is not a positive number per second", b.ReleaseRate)
+		}
+	}
+	return nil
+}
+
+// policy is f with defaults, as the store applies it.
+func (f *FlowControl) policy() storage.FlowPolicy {
+	p := storage.FlowPolicy{Limit: f.Limit, Rate: f.Rate, Burst: f.Burst}
+	if b := f.Breaker; b != nil {
+		or := func(d, def time.Duration) int64 {
+			if d == 0 {
+				d = def
+			}
+			return d.Milliseconds()
+		}
+		failures, release := b.Failures, b.ReleaseRate
+		if failures == 0 {
+			failures = DefaultBreakerFailures
+		}
+		if release == 0 {
+			release = DefaultBreakerReleaseRate
+		}
+		p.Breaker = &storage.BreakerPolicy{
+			Failures: failures, Ratio: b.Ratio, WindowMs: or(b.Window, DefaultBreakerWindow),
+			CooldownMs: or(b.Cooldown, DefaultBreakerCooldown), MaxCooldownMs: or(b.MaxCooldown, DefaultBreakerMaxCooldown),
+			ProbeTimeoutMs: or(b.ProbeTimeout, DefaultBreakerProbeTimeout),
+			ReleaseRate:    release, ReleaseForMs: or(b.ReleaseFor, DefaultBreakerReleaseFor),
+		}
+	}
+	return p
+}
+
+// checkFlowGroups reports defs whose group another def (of defs, or
+// registered already) declares with other values.
+func (rt *Runtime) checkFlowGroups(defs []*TaskDef) error {
+	seen := map[string]*TaskDef{}
+	rt.mu.RLock()
+	for _, d := range rt.handlers {
+		if d.Flow != nil && !slices.Contains(defs, d) {
+			seen[d.Flow.group(d.Name)] = d
+		}
+	}
+	rt.mu.RUnlock()
+	var errs []error
+	for _, d := range defs {
+		if d.Flow == nil {
+			continue
+		}
+		g := d.Flow.group(d.Name)
+		if o, ok := seen[g]; ok && o.Name != d.Name && !reflect.DeepEqual(o.Flow.policy(), d.Flow.policy()) {
+			errs = append(errs, fmt.Errorf("argo: task %s: flow group %q is declared by task %s with other values (limit, rate, burst, breaker): declare them once, the same for every task of the group", d.Name, g, o.Name))
+			continue
+		}
+		seen[g] = d
+	}
+	return errors.Join(errs...)
+}
+
+// flowGroup is one group this instance claims: its names here and policy.
+type flowGroup struct {
+	name   string
+	names  []string
+	policy storage.FlowPolicy
+}
+
+// splitFlow separates names into those claimed plainly and the flow groups.
+func (rt *Runtime) splitFlow(names []string) (plain []string, groups []flowGroup) {
+	rt.mu.RLock()
+	defer rt.mu.RUnlock()
+	at := map[string]int{}
+	for _, n := range names {
+		d := rt.handlers[n]
+		if d == nil || d.Flow == nil {
+			plain = append(plain, n)
+			continue
+		}
+		g := d.Flow.group(n)
+		i, ok := at[g]
+		if !ok {
+			i = len(groups)
+			at[g] = i
+			groups = append(groups, flowGroup{name: g, policy: d.Flow.policy()})
+		}
+		groups[i].names = append(groups[i].names, n)
+	}
+	return plain, groups
+}
+
+// flowWakes remembers, per group, when its last gated claim said it may
+// admit again (a rate limit's next batch of tokens, the end of a breaker's
+// cool-down): the poller skips the group until then instead of running a
+// transaction that admits nothing, for at most a poll interval. Pokes (a
+// worker freed) do not bring the claim forward.
+type flowWakes struct {
+	mu   sync.Mutex
+	next map[string]time.Time
+}
+
+func (w *flowWakes) due(group string, now time.Time) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return !now.Before(w.next[group])
+}
+
+func (w *flowWakes) set(group string, at time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.next == nil {
+		w.next = map[string]time.Time{}
+	}
+	w.next[group] = at
+}
+
+// claimFlow claims up to n tasks of the flow groups, each through its
+// gated claim, and schedules a poll for when a group may admit more.
+func (rt *Runtime) claimFlow(groups []flowGroup, n int, now time.Time) ([]*Task, error) {
+	var out []*Task
+	for _, g := range groups {
+		if len(out) >= n {
+			break
+		}
+		if !rt.flow.due(g.name, now) {
+			continue
+		}
+		r, err := rt.store.ClaimFlow(rt.ctx, storage.FlowClaim{
+			Group: g.name, Names: g.names, Policy: g.policy, Owner: rt.cfg.InstanceID,
+			Now: toMillis(now), LeaseUntil: toMillis(now.Add(rt.cfg.LeaseDuration)), Limit: n - len(out),
+		})
+		if err != nil {
+			return out, fmt.Errorf("flow group %s: %w", g.name, err)
+		}
+		// Skip the group until it may admit, for at most a poll interval (an
+		// operator's close, another instance's probe, take effect by then).
+		skip := r.WakeAt.Time()
+		if limit := now.Add(rt.cfg.PollInterval); skip.After(limit) {
+			skip = limit
+		}
+		rt.flow.set(g.name, skip)
+		if r.WakeAt > 0 {
+			rt.scheduleWake(r.WakeAt.Time())
+		}
+		out = append(out, r.Tasks...)
+	}
+	return out, nil
+}
+
+// flowOutcome reports an attempt's outcome to its group's breaker.
+func (rt *Runtime) flowOutcome(h *TaskDef, t *Task, ok bool) {
+	if h == nil || h.Flow == nil || h.Flow.Breaker == nil {
+		return
+	}
+	g := h.Flow.group(t.Name)
+	ctx, cancel := context.WithTimeout(context.Background(), rt.cfg.LeaseDuration)
+	defer cancel()
+	st, err := rt.store.FlowOutcome(ctx, g, h.Flow.policy(), t.ID, ok, toMillis(rt.now()))
+	if err != nil {
+		rt.log.Warn("argo: attempt outcome not reported to the flow group's breaker", "group", g, "task_id", t.ID, "error", err)
+		return
+	}
+	if st == storage.BreakerOpen && !ok {
+		rt.log.Debug("argo: flow group's breaker open", "group", g, "task_id", t.ID)
+	}
+}
