@@ -46,7 +46,7 @@ func (s *Store) StartHeld(ctx context.Context, owner string, holds []HeldStart, 
 }
 
 // HeldStartSQL starts one held retry (Statements.StartHeld): arguments
-// lease_until, now, then the fence (id, shard, owner, attempt, hold).
+// lease_until, now, then the fence (id, shard, state, owner, attempt, hold).
 func (s *Store) HeldStartSQL() string { return s.sql.StartHeld }
 
 // HeldStart fences the start of one held retry.

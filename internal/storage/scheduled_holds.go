@@ -56,6 +56,10 @@ func (s *Store) HoldScheduled(ctx context.Context, owner string, now, dueBy Mill
 	return held, nil
 }
 
+// HoldScheduledSQL holds one scheduled call (Statements.HoldScheduled):
+// arguments owner, hold, then the fence (id, attempt, due time, now).
+func (s *Store) HoldScheduledSQL() string { return s.sql.HoldScheduled }
+
 // scopeCondition renders groups as one condition on task_id and shard_key
 // with its arguments, or "" when no group selects anything (no handler
 // here, or no shard owned).
