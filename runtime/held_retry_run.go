@@ -48,7 +48,10 @@ func (rt *Runtime) runWhenFree(t *Task, h *TaskDef, due time.Time) {
 			select {
 			case rt.slots <- struct{}{}:
 				rt.holds.DoneWaiting()
-				_ = rt.run(context.Background(), t, h, false, false)
+				// A held scheduled call (its first attempt) wakes the
+				// poller when done: its worker may take the next hold
+				// (scheduled_holds.go).
+				_ = rt.run(context.Background(), t, h, false, t.ExecuteTimes == 1)
 				return
 			case <-rt.ctx.Done():
 			}

@@ -37,18 +37,24 @@ func (rt *Runtime) scheduledHoldAhead() time.Duration {
 
 // holdScheduled holds the scheduled calls of this instance's shards (and
 // names) due within scheduledHoldAhead, a ClaimBatch at a time, while the
-// held retries have room (their MaxHeld bound).
+// held retries have room (their MaxHeld bound) and while workers are left
+// for them: no more than the free workers not already promised to holds
+// due by then. A hold is a promise to start the call at its due time; an
+// instance whose workers are all busy promises nothing, and its shards'
+// calls stay claimable when due, by itself once a worker frees or by an
+// idle instance (StealAfter). A held call's finished attempt wakes the
+// poller to hold the next ones.
 func (rt *Runtime) holdScheduled() {
 	ahead := rt.scheduledHoldAhead()
 	if ahead <= 0 {
 		return
 	}
 	for rt.ctx.Err() == nil {
-		limit := min(rt.cfg.ClaimBatch, rt.holds.Room())
+		now := rt.now()
+		limit := min(rt.cfg.ClaimBatch, rt.holds.Room(), rt.workersLeftByHolds(now.Add(ahead)))
 		if limit <= 0 {
 			return
 		}
-		now := rt.now()
 		names := rt.handlerNames()
 		// Not canceled by Stop: a hold written as Stop begins is queued
 		// and so given back, rather than left to run out.
