@@ -317,7 +317,7 @@ func TestScheduledHoldsBounded(t *testing.T) {
 		if err := rt.Register(def); err != nil {
 			t.Fatal(err)
 		}
-		far, err := rt.Submit(context.Background(), Call{Task: def, Args: []byte(`{}`), RunAt: rt.now().Add(time.Minute)})
+		far, err := rt.Submit(context.Background(), Call{Task: def, Args: []byte(`{}`), RunAt: rt.now().Add(10 * time.Second)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -337,7 +337,7 @@ func TestScheduledHoldsBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 		if row.State != StatePending || row.LeaseOwner != "" || row.LeaseUntil != 0 {
-			t.Fatalf("call due in a minute: %s owner %q lease_until %d, want pending and not held", row.State, row.LeaseOwner, row.LeaseUntil)
+			t.Fatalf("call due in 10 s (beyond two polls, within RetryHold): %s owner %q lease_until %d, want pending and not held", row.State, row.LeaseOwner, row.LeaseUntil)
 		}
 	})
 }
