@@ -90,8 +90,8 @@ func scheduledHoldTakes(t *testing.T, e Engine) {
 
 // The hold's UPDATE changes a row only if it is still as read: pending,
 // same attempt count and due time, its lease ended. A row held by another
-// instance (between the read and the write), claimed, or rescheduled is
-// left as it is.
+// instance (between the read and the write), claimed, discarded, or
+// rescheduled is left as it is.
 func scheduledHoldFence(t *testing.T, e Engine) {
 	s := e.Open(t)
 	ctx := ctxFor(t)
@@ -99,7 +99,11 @@ func scheduledHoldFence(t *testing.T, e Engine) {
 	heldElsewhere := leasedTask("s", pending, 1500, 1, "x", 0, 1500+holdFor)
 	claimed := leasedTask("s", running, 1500, 1, "x", 1, 9000)
 	free := newTask("s", pending, 1500, 1)
-	insert(t, s, heldElsewhere, claimed, free)
+	gone := newTask("s", pending, 1500, 1)
+	insert(t, s, heldElsewhere, claimed, free, gone)
+	if err := s.Discard(ctx, gone.ID, "operator", 900); err != nil { // discarded after the read
+		t.Fatal(err)
+	}
 	hold := func(id int64, attempt int, due Millis) int64 {
 		res, err := s.DB().ExecContext(ctx, s.HoldScheduledSQL(), "me", due+holdFor, id, attempt, due, now)
 		if err != nil {
@@ -119,6 +123,12 @@ func scheduledHoldFence(t *testing.T, e Engine) {
 	}
 	if n := hold(claimed.ID, 1, 1500); n != 0 {
 		t.Fatalf("held a running row (its attempt as is): %d rows", n)
+	}
+	if n := hold(gone.ID, 0, 1500); n != 0 {
+		t.Fatalf("held a discarded row: %d rows", n)
+	}
+	if row := get(t, s, gone.ID); row.State != discarded || row.LeaseOwner != "" {
+		t.Fatalf("discarded row changed: %+v", row)
 	}
 	if n := hold(free.ID, 0, 1400); n != 0 {
 		t.Fatalf("held a row whose due time is not as read: %d rows", n)
