@@ -341,3 +341,50 @@ func TestScheduledHoldsBounded(t *testing.T) {
 		}
 	})
 }
+
+// A held scheduled call keeps the worker it was held with: a task falling
+// due meanwhile is not claimed onto that worker (where, if it ran long, the
+// held call would wait for it and start late); it runs after the call.
+func TestScheduledHoldKeepsItsWorker(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		cfg := scheduledConfig(t, dsn, "one-worker")
+		cfg.Workers = 1
+		var rt *Runtime
+		rt = startRuntime(t, cfg)
+		var log startLog
+		def := log.def("scheduled-keeps-worker", &rt)
+		release := make(chan struct{})
+		defer func() {
+			select {
+			case <-release:
+			default:
+				close(release)
+			}
+		}()
+		var otherRan sync.WaitGroup
+		otherRan.Add(1)
+		other := &TaskDef{Name: "due-meanwhile", Policy: fastPolicy(1), Run: func(ctx context.Context, args []byte) error {
+			defer otherRan.Done()
+			select {
+			case <-release:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}}
+		if err := rt.Register(def, other); err != nil {
+			t.Fatal(err)
+		}
+		ids := submitSpread(t, rt, def, 1, 1500*time.Millisecond, 0)
+		waitFor(t, 5*time.Second, "the call held", func() bool { return rt.holds.Held() == 1 })
+		due := sampleTask("due-meanwhile", StatePending, toMillis(rt.now()), 0)
+		mustInsert(t, rt.store, due)
+		rt.poke()
+		waitFor(t, 5*time.Second, "the held call run on its worker", func() bool { return log.ran(ids) == 1 })
+		late, _ := log.checkOnce(t, rt, ids)
+		checkOnTime(t, late)
+		close(release)
+		waitGroupDone(t, &otherRan, 10*time.Second, "the task due meanwhile run after the held call")
+		waitState(t, rt, due.ID, StateSucceeded, 10*time.Second)
+	})
+}
