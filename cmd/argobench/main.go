@@ -27,6 +27,9 @@
 //	retry   2,000 tasks that fail once with a fixed 1 s retry delay: how late the
 //	        second attempt starts against its due time (first failure + 1 s);
 //	        once submitted in a burst, once paced (-retryrate per second).
+//	schedule 2,000 scheduled calls (mode=schedule) due 2 s after their submit: how
+//	        late each starts against its due time; once submitted in a burst,
+//	        once paced (-schedulerate per second).
 //	claim   the cost of claiming a batch of due tasks with 10k, 100k and 1M finished
 //	        or future rows in the table, and with a backlog of due rows; the
 //	        claim query's plan (EXPLAIN / EXPLAIN QUERY PLAN).
@@ -62,7 +65,7 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-var allWorkloads = []string{"sync", "insert", "work", "retry", "claim", "memory", "audit", "whatif"}
+var allWorkloads = []string{"sync", "insert", "work", "retry", "schedule", "claim", "memory", "audit", "whatif"}
 
 type options struct {
 	dsn        string
@@ -83,6 +86,9 @@ type options struct {
 	force      bool
 	verbose    bool
 	label      string
+
+	// scheduleRate: the schedule workload's paced variant, calls per second.
+	scheduleRate float64
 }
 
 // n scales a base count, keeping at least lo.
@@ -106,6 +112,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.handBatch, "handbatch", 10, "rows one hand-written worker claims at a time (LIMIT n)")
 	fs.IntVar(&o.memTasks, "memtasks", 200_000, "tasks through the runtime in the memory workload (times -scale)")
 	fs.Float64Var(&o.retryRate, "retryrate", 200, "retry workload: also run it with the calls spread at this many per second (0: only the burst)")
+	fs.Float64Var(&o.scheduleRate, "schedulerate", 200, "schedule workload: also run it with the calls spread at this many per second (0: only the burst)")
 	fs.IntVar(&o.claims, "claims", 20, "claims timed per measurement in the claim workload")
 	fs.IntVar(&o.claimBatch, "claimbatch", 100, "rows per claim in the claim workload (argo's default Config.ClaimBatch is 100)")
 	fs.DurationVar(&o.timeout, "timeout", 15*time.Minute, "give up on one workload run after this long")
@@ -240,6 +247,7 @@ func bench(ctx context.Context, o *options, logw io.Writer) (*Report, error) {
 		{"insert", b.insert},
 		{"work", b.insertWork},
 		{"retry", b.retry},
+		{"schedule", b.schedule},
 		{"claim", b.claim},
 		{"memory", b.memory},
 		{"audit", b.audit},
