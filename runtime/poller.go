@@ -56,11 +56,6 @@ func (rt *Runtime) claimAvailable() {
 			rt.holds.Kick()
 			batch = min(batch, rt.workersLeftByHolds(now))
 		}
-		if rt.holds.Held()+rt.holds.Waiting() > 0 {
-			// Workers are promised to the holds falling due before the
-			// next poll (scheduled_holds.go): a claim does not take them.
-			batch = min(batch, rt.workersLeftByHolds(rt.now().Add(rt.scheduledHoldAhead())))
-		}
 		n := rt.reserve(batch)
 		if n == 0 {
 			return

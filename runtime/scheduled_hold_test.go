@@ -303,9 +303,9 @@ func TestScheduledHoldOfCrashedInstance(t *testing.T) {
 	})
 }
 
-// An instance holds no more scheduled calls than it has free workers for,
-// and none due beyond two polls ahead (not early: memory stays bounded by
-// what is about to run); the calls it does not hold still run, once.
+// An instance holds no scheduled call due beyond two polls ahead (not
+// early: memory stays bounded by what is about to run); with fewer workers
+// than calls due together, every held call still runs, once.
 func TestScheduledHoldsBounded(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		cfg := scheduledConfig(t, dsn, "bounded")
@@ -322,15 +322,8 @@ func TestScheduledHoldsBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 		ids := submitSpread(t, rt, def, 8, 1500*time.Millisecond, 50*time.Millisecond)
-		waitFor(t, 5*time.Second, "two calls held", func() bool { return rt.holds.Held() == 2 })
-		most := 0
-		waitFor(t, 15*time.Second, "every near call run", func() bool {
-			most = max(most, rt.holds.Held()+rt.holds.Waiting())
-			return log.ran(ids) == len(ids)
-		})
-		if most > cfg.Workers {
-			t.Fatalf("up to %d calls held or waiting for a worker, want at most Workers (%d)", most, cfg.Workers)
-		}
+		waitFor(t, 5*time.Second, "the 8 near calls held", func() bool { return rt.holds.Held() == len(ids) })
+		waitFor(t, 15*time.Second, "every near call run", func() bool { return log.ran(ids) == len(ids) })
 		log.checkOnce(t, rt, ids)
 		row, err := rt.store.Get(context.Background(), far)
 		if err != nil {
@@ -342,29 +335,22 @@ func TestScheduledHoldsBounded(t *testing.T) {
 	})
 }
 
-// A held scheduled call keeps the worker it was held with: a task falling
-// due meanwhile is not claimed onto that worker (where, if it ran long, the
-// held call would wait for it and start late); it runs after the call.
-func TestScheduledHoldKeepsItsWorker(t *testing.T) {
+// A held scheduled call that finds no free worker at its due time (the
+// only one is stuck) is given back after StealAfter, and an idle instance
+// runs it, once; the stuck instance never does.
+func TestScheduledHoldGivenBackWithoutWorker(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, dsn string) {
-		cfg := scheduledConfig(t, dsn, "one-worker")
-		cfg.Workers = 1
-		var rt *Runtime
-		rt = startRuntime(t, cfg)
+		cfg := scheduledConfig(t, dsn, "stuck")
+		cfg.Workers, cfg.StealAfter, cfg.ShutdownTimeout = 1, 300*time.Millisecond, 100*time.Millisecond
+		var stuck *Runtime
+		stuck = startRuntime(t, cfg)
 		var log startLog
-		def := log.def("scheduled-keeps-worker", &rt)
+		def := log.def("scheduled-no-worker", &stuck)
 		release := make(chan struct{})
-		defer func() {
-			select {
-			case <-release:
-			default:
-				close(release)
-			}
-		}()
-		var otherRan sync.WaitGroup
-		otherRan.Add(1)
-		other := &TaskDef{Name: "due-meanwhile", Policy: fastPolicy(1), Run: func(ctx context.Context, args []byte) error {
-			defer otherRan.Done()
+		defer close(release)
+		blocking := make(chan struct{}, 1)
+		blocker := &TaskDef{Name: "blocker", Policy: fastPolicy(1), Run: func(ctx context.Context, args []byte) error {
+			blocking <- struct{}{}
 			select {
 			case <-release:
 				return nil
@@ -372,19 +358,32 @@ func TestScheduledHoldKeepsItsWorker(t *testing.T) {
 				return ctx.Err()
 			}
 		}}
-		if err := rt.Register(def, other); err != nil {
+		if err := stuck.Register(def, blocker); err != nil {
 			t.Fatal(err)
 		}
-		ids := submitSpread(t, rt, def, 1, 1500*time.Millisecond, 0)
-		waitFor(t, 5*time.Second, "the call held", func() bool { return rt.holds.Held() == 1 })
-		due := sampleTask("due-meanwhile", StatePending, toMillis(rt.now()), 0)
-		mustInsert(t, rt.store, due)
-		rt.poke()
-		waitFor(t, 5*time.Second, "the held call run on its worker", func() bool { return log.ran(ids) == 1 })
-		late, _ := log.checkOnce(t, rt, ids)
-		checkOnTime(t, late)
-		close(release)
-		waitGroupDone(t, &otherRan, 10*time.Second, "the task due meanwhile run after the held call")
-		waitState(t, rt, due.ID, StateSucceeded, 10*time.Second)
+		ids := submitSpread(t, stuck, def, 1, 1500*time.Millisecond, 0)
+		waitFor(t, 5*time.Second, "the call held", func() bool { return stuck.holds.Held() == 1 })
+		if _, err := stuck.Submit(context.Background(), Call{Task: blocker, Args: []byte(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+		receive(t, blocking, 5*time.Second, "the blocker taking the only worker")
+		// The call is started at its due time, waits for the worker, and is
+		// given back StealAfter later: pending again, its attempt undone.
+		waitFor(t, 10*time.Second, "the held call given back", func() bool {
+			row, err := stuck.store.Get(context.Background(), ids[0])
+			return err == nil && row.State == StatePending && row.LeaseOwner == "" && row.ExecuteTimes == 0 && row.ExecuteTime > 0 &&
+				stuck.holds.Waiting() == 0 && stuck.holds.Held() == 0
+		})
+		idleCfg := scheduledConfig(t, dsn, "idle")
+		idleCfg.StealAfter = 300 * time.Millisecond
+		var idle *Runtime
+		idle = startRuntime(t, idleCfg)
+		if err := idle.Register(log.def("scheduled-no-worker", &idle)); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 10*time.Second, "the given-back call run by the idle instance", func() bool { return log.ran(ids) == 1 })
+		if _, by := log.checkOnce(t, idle, ids); by["idle"] != 1 {
+			t.Fatalf("runs by instance %v, want the idle one", by)
+		}
 	})
 }

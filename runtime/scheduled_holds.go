@@ -37,13 +37,10 @@ func (rt *Runtime) scheduledHoldAhead() time.Duration {
 
 // holdScheduled holds the scheduled calls of this instance's shards (and
 // names) due within scheduledHoldAhead, a ClaimBatch at a time, while the
-// held retries have room (their MaxHeld bound) and while workers are left
-// for them: no more than the free workers not already promised to holds
-// due by then. A hold is a promise to start the call at its due time; an
-// instance whose workers are all busy promises nothing, and its shards'
-// calls stay claimable when due, by itself once a worker frees or by an
-// idle instance (StealAfter). A held call's finished attempt wakes the
-// poller to hold the next ones.
+// held retries have room (their MaxHeld bound). A held call that finds no
+// free worker for heldWorkerWait after its due time is given back
+// (runWhenFree), so that a busy instance does not keep its shards' calls
+// from idle ones (StealAfter).
 func (rt *Runtime) holdScheduled() {
 	ahead := rt.scheduledHoldAhead()
 	if ahead <= 0 {
@@ -51,7 +48,7 @@ func (rt *Runtime) holdScheduled() {
 	}
 	for rt.ctx.Err() == nil {
 		now := rt.now()
-		limit := min(rt.cfg.ClaimBatch, rt.holds.Room(), rt.workersLeftByHolds(now.Add(ahead)))
+		limit := min(rt.cfg.ClaimBatch, rt.holds.Room())
 		if limit <= 0 {
 			return
 		}
