@@ -25,13 +25,10 @@ const scheduledHoldPolls = 2
 const scheduledHoldTimeout = 10 * time.Second
 
 // scheduledHoldAhead is how far ahead scheduled calls are held:
-// scheduledHoldPolls × PollInterval, at most RetryHold (zero when holding
-// is disabled). A call scheduled further ahead is not held early: it is
+// scheduledHoldPolls × PollInterval, at most RetryHold (negative when
+// holding is disabled: nothing is held). A call scheduled further ahead is not held early: it is
 // held by a later poll, or claimed when due.
 func (rt *Runtime) scheduledHoldAhead() time.Duration {
-	if rt.cfg.RetryHold <= 0 {
-		return 0
-	}
 	return min(rt.cfg.RetryHold, scheduledHoldPolls*rt.cfg.PollInterval)
 }
 
