@@ -271,10 +271,15 @@ func TestScheduledHoldOfCrashedInstance(t *testing.T) {
 			holdEnds = append(holdEnds, row.LeaseUntil.Time())
 		}
 		// The crash: both of its pools close (the shared handle and, on
-		// MySQL, the one-trip pool); its Stop, at the test's end, reaches
-		// nothing.
+		// MySQL, the one-trip pool).
 		crashing.store.Close()
 		crashing.store.DB().Close()
+		// And it ends before its timer would start them (due from 1 s on):
+		// nothing of it runs on. Its Stop reaches nothing (the give-back
+		// fails); bounded, its services end within their own timeouts.
+		stopCtx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		_ = crashing.Stop(stopCtx)
+		cancel()
 		cfg2 := scheduledConfig(t, dsn, "survivor")
 		cfg2.PollInterval = 50 * time.Millisecond
 		var survivor *Runtime
@@ -297,9 +302,7 @@ func TestScheduledHoldOfCrashedInstance(t *testing.T) {
 		}
 		desc, _, _, _ := lateness(late)
 		t.Logf("lateness after the crash (hold %v): %s", cfg.LeaseDuration, desc)
-		stopCtx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-		defer cancel()
-		_ = crashing.Stop(stopCtx) // reaches nothing; bounded so the test does not wait out its timeouts
+
 	})
 }
 

@@ -45,6 +45,13 @@ func (rt *Runtime) holdScheduled() {
 	}
 	for rt.ctx.Err() == nil {
 		now := rt.now()
+		if rt.holds.AnyDue(now) {
+			// Holds due and not started: the start path is behind (busy,
+			// or its writes hang in an outage). Queued holds keep workers
+			// from the poller; more would keep more. Leave the calls to
+			// the claim until it catches up.
+			return
+		}
 		limit := min(rt.cfg.ClaimBatch, rt.holds.Room())
 		if limit <= 0 {
 			return
