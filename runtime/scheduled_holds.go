@@ -26,8 +26,8 @@ const scheduledHoldTimeout = 10 * time.Second
 
 // scheduledHoldAhead is how far ahead scheduled calls are held:
 // scheduledHoldPolls × PollInterval, at most RetryHold (negative when
-// holding is disabled: nothing is held). A call scheduled further ahead is not held early: it is
-// held by a later poll, or claimed when due.
+// holding is disabled: nothing is held). A call scheduled further ahead is
+// not held early: a later poll holds it, or a claim takes it when due.
 func (rt *Runtime) scheduledHoldAhead() time.Duration {
 	return min(rt.cfg.RetryHold, scheduledHoldPolls*rt.cfg.PollInterval)
 }
