@@ -51,8 +51,11 @@ type Config struct {
 	// RetryHold: a failed attempt whose retry falls due within RetryHold
 	// stays leased by this instance, which restarts it from a local timer at
 	// the due time, without a claim query (no other instance takes it before
-	// due+LeaseDuration; Stop gives it back). Default LeaseDuration; negative
-	// disables holding (every retry is claimed from the database when due).
+	// due+LeaseDuration; Stop gives it back). Scheduled calls of this
+	// instance's shards are held the same way min(RetryHold, 2×PollInterval)
+	// before their due time. Default LeaseDuration; negative disables
+	// holding (every retry and scheduled call is claimed from the database
+	// when due).
 	RetryHold time.Duration
 	// RescueInterval is how often expired leases are looked for, by the one
 	// instance holding the "maintenance" role. The role is renewed at that

@@ -29,8 +29,9 @@ func (rt *Runtime) workerFreed() {
 
 // runWhenFree runs a started retry at its due time on the next free worker
 // (it is counted as waiting until then). Its lease is renewed while it
-// waits; if the runtime stops first, the attempt is given back unrun. The
-// held retries registered it with Stop (register).
+// waits; if the runtime stops first, or if a held scheduled call finds no
+// worker within heldWorkerWait of its due time, the attempt is given back
+// unrun. The held retries registered it with Stop (register).
 func (rt *Runtime) runWhenFree(t *Task, h *TaskDef, due time.Time) {
 	lease := leaseKey{ID: t.ID, Attempt: t.ExecuteTimes}
 	rt.leases.add(lease)
@@ -45,10 +46,25 @@ func (rt *Runtime) runWhenFree(t *Task, h *TaskDef, due time.Time) {
 			}
 		}
 		if rt.ctx.Err() == nil {
+			var giveUp <-chan time.Time
+			if t.ExecuteTimes == 1 {
+				// A held scheduled call (a first attempt; a held retry is
+				// at least the second) that finds no worker for long is
+				// given back: it was taken ahead from the shared pool, to
+				// which it returns for an idle instance (StealAfter). A
+				// held retry waits: it is its instance's.
+				timer := time.NewTimer(rt.heldWorkerWait())
+				defer timer.Stop()
+				giveUp = timer.C
+			}
 			select {
+			case <-giveUp:
 			case rt.slots <- struct{}{}:
 				rt.holds.DoneWaiting()
-				_ = rt.run(context.Background(), t, h, false, false)
+				// A held scheduled call (its first attempt) wakes the
+				// poller when done: its worker may take the next hold
+				// (scheduled_holds.go).
+				_ = rt.run(context.Background(), t, h, false, t.ExecuteTimes == 1)
 				return
 			case <-rt.ctx.Done():
 			}
@@ -57,4 +73,14 @@ func (rt *Runtime) runWhenFree(t *Task, h *TaskDef, due time.Time) {
 		rt.giveBack(t, fence{ID: t.ID, Shard: t.ShardKey, Owner: t.LeaseOwner, Attempt: t.ExecuteTimes, From: StateRunning}, "")
 		rt.attempts.Done()
 	}()
+}
+
+// heldWorkerWait is how long a started held scheduled call waits for a free
+// worker after its due time before it is given back: StealAfter, or
+// InstanceTimeout when this instance does not steal.
+func (rt *Runtime) heldWorkerWait() time.Duration {
+	if rt.cfg.StealAfter > 0 {
+		return rt.cfg.StealAfter
+	}
+	return rt.cfg.InstanceTimeout
 }

@@ -33,11 +33,12 @@ func (rt *Runtime) sleep(d time.Duration, wake <-chan struct{}) bool {
 }
 
 // pollLoop claims due tasks of this instance's shards while there are free
-// workers, every PollInterval or when poked (a submit, a retry timer, a
-// finished attempt).
+// workers, and holds its scheduled calls about to fall due, every
+// PollInterval or when poked (a submit, a retry timer, a finished attempt).
 func (rt *Runtime) pollLoop() {
 	for {
 		rt.claimAvailable()
+		rt.holdScheduled() // scheduled_holds.go
 		if !rt.sleep(rt.health.pollDelay(rt.cfg.PollInterval), rt.wake) {
 			return
 		}

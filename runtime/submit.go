@@ -159,6 +159,7 @@ func (rt *Runtime) Submit(ctx context.Context, c Call) (int64, error) {
 		rt.goAttempt(t, h, false)
 	default:
 		rt.scheduleWake(t.ExecuteTime.Time())
+		rt.holdSoon(t.ExecuteTime.Time())
 	}
 	return t.ID, nil
 }
@@ -205,6 +206,7 @@ func (rt *Runtime) SubmitTx(ctx context.Context, tx Execer, c Call) (int64, erro
 		rt.watchCommit(t.ID)
 	} else {
 		rt.scheduleWake(t.ExecuteTime.Time())
+		rt.holdSoon(t.ExecuteTime.Time())
 	}
 	return t.ID, nil
 }

@@ -31,6 +31,9 @@
 //	        and three failures before success (each retry due 1 ms later): the
 //	        wall time per retry, and its ratio to a call without failure
 //	        (retry_overhead.go).
+//	schedule 2,000 scheduled calls (mode=schedule) due 2 s after their submit: how
+//	        late each starts against its due time; once submitted in a burst,
+//	        once paced (-schedulerate per second).
 //	claim   the cost of claiming a batch of due tasks with 10k, 100k and 1M finished
 //	        or future rows in the table, and with a backlog of due rows; the
 //	        claim query's plan (EXPLAIN / EXPLAIN QUERY PLAN).
@@ -74,7 +77,7 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-var allWorkloads = []string{"sync", "insert", "work", "retry", "retrycost", "claim", "memory", "audit", "whatif", "cluster", "flow"}
+var allWorkloads = []string{"sync", "insert", "work", "retry", "retrycost", "schedule", "claim", "memory", "audit", "whatif", "cluster", "flow"}
 
 type options struct {
 	dsn        string
@@ -101,6 +104,9 @@ type options struct {
 	instrCalls   int
 	callCost     string
 	callCostN    int
+
+	// scheduleRate: the schedule workload's paced variant, calls per second.
+	scheduleRate float64
 }
 
 // n scales a base count, keeping at least lo.
@@ -124,6 +130,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.handBatch, "handbatch", 10, "rows one hand-written worker claims at a time (LIMIT n)")
 	fs.IntVar(&o.memTasks, "memtasks", 200_000, "tasks through the runtime in the memory workload (times -scale)")
 	fs.Float64Var(&o.retryRate, "retryrate", 200, "retry workload: also run it with the calls spread at this many per second (0: only the burst)")
+	fs.Float64Var(&o.scheduleRate, "schedulerate", 200, "schedule workload: also run it with the calls spread at this many per second (0: only the burst)")
 	fs.IntVar(&o.claims, "claims", 20, "claims timed per measurement in the claim workload")
 	fs.IntVar(&o.claimBatch, "claimbatch", 100, "rows per claim in the claim workload (argo's default Config.ClaimBatch is 100)")
 	fs.DurationVar(&o.timeout, "timeout", 15*time.Minute, "give up on one workload run after this long")
@@ -281,6 +288,7 @@ func bench(ctx context.Context, o *options, logw io.Writer) (*Report, error) {
 		{"work", b.insertWork},
 		{"retry", b.retry},
 		{"retrycost", b.retryOverhead},
+		{"schedule", b.schedule},
 		{"claim", b.claim},
 		{"memory", b.memory},
 		{"audit", b.audit},

@@ -193,6 +193,11 @@ func (hs *HeldRetries[H]) Hold(failed *storage.Task, h H, f storage.Finishing, d
 	t := *failed // the failed attempt's caller keeps its own
 	t.State, t.ExecuteTime, t.LeaseUntil = storage.StateRetrying, f.Due, f.HoldUntil
 	e := &heldRetry[H]{t: &t, h: h, due: due, start: storage.HeldStart{ID: t.ID, Shard: t.ShardKey, Attempt: t.ExecuteTimes, HoldUntil: f.HoldUntil}}
+	hs.enqueue(e)
+}
+
+// enqueue queues one hold, or gives it back at once after Stop.
+func (hs *HeldRetries[H]) enqueue(e *heldRetry[H]) {
 	hs.mu.Lock()
 	if hs.closed {
 		hs.mu.Unlock()

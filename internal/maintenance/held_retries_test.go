@@ -182,6 +182,23 @@ func TestHeldRetriesCanHold(t *testing.T) {
 	}
 }
 
+// Room is what MaxHeld leaves for more holds (scheduled calls are held up
+// to it), and nothing when holding is disabled.
+func TestHeldRetriesRoom(t *testing.T) {
+	if got := NewHeldRetries(nil, HeldRetriesConfig[int]{Hold: 0, MaxHeld: 3}).Room(); got != 0 {
+		t.Errorf("Hold 0: Room() = %d, want 0", got)
+	}
+	hs := NewHeldRetries(nil, HeldRetriesConfig[int]{Owner: "me", Hold: time.Second, MaxHeld: 3})
+	if got := hs.Room(); got != 3 {
+		t.Errorf("Room() = %d, want MaxHeld (3)", got)
+	}
+	hs.HoldScheduled(&storage.Task{ID: 1, LeaseUntil: 5000}, 0, time.Now().Add(time.Hour))
+	hs.HoldScheduled(&storage.Task{ID: 2, LeaseUntil: 5000}, 0, time.Now().Add(time.Hour))
+	if got, held := hs.Room(), hs.Held(); got != 1 || held != 2 {
+		t.Errorf("after 2 holds: Room() = %d, Held() = %d, want 1 and 2", got, held)
+	}
+}
+
 // Stop returns within its context while a started retry is stuck in Run.
 func TestHeldRetriesStopBoundedByContext(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, st *storage.Store) {

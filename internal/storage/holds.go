@@ -6,8 +6,9 @@ import (
 	"slices"
 )
 
-// StartHeld starts the next attempt of held retries: per task, a fenced
-// UPDATE by primary key (still retrying, same owner, attempt and hold) to
+// StartHeld starts the next attempt of held retries (and held scheduled
+// calls): per task, a fenced UPDATE by primary key (still retrying, or
+// still pending for a scheduled call; same owner, attempt and hold) to
 // running, all in one READ COMMITTED transaction; on MySQL one round trip
 // (execRowwise). started[i] reports whether holds[i] was still this owner's
 // to start (an operator may have discarded it, or another instance claimed
@@ -28,7 +29,11 @@ func (s *Store) StartHeld(ctx context.Context, owner string, holds []HeldStart, 
 	rows := make([][]any, len(holds))
 	for k, i := range order {
 		h := holds[i]
-		rows[k] = []any{leaseUntil, now, h.ID, h.Shard, owner, h.Attempt, h.HoldUntil}
+		from := StateRetrying
+		if h.Scheduled {
+			from = StatePending
+		}
+		rows[k] = []any{leaseUntil, now, h.ID, h.Shard, from, owner, h.Attempt, h.HoldUntil}
 	}
 	changed, err := s.execRowwise(ctx, s.sql.StartHeld, rows)
 	if err != nil {
@@ -41,7 +46,7 @@ func (s *Store) StartHeld(ctx context.Context, owner string, holds []HeldStart, 
 }
 
 // HeldStartSQL starts one held retry (Statements.StartHeld): arguments
-// lease_until, now, then the fence (id, shard, owner, attempt, hold).
+// lease_until, now, then the fence (id, shard, state, owner, attempt, hold).
 func (s *Store) HeldStartSQL() string { return s.sql.StartHeld }
 
 // HeldStart fences the start of one held retry.
@@ -50,10 +55,13 @@ type HeldStart struct {
 	Shard     int
 	Attempt   int    // execute_times of the failed attempt
 	HoldUntil Millis // lease_until written with the hold
+	// Scheduled marks a held scheduled call (pending, its first attempt
+	// not yet run: HoldScheduled) rather than a held retry (retrying).
+	Scheduled bool
 }
 
-// ReleaseHolds gives held retries back to every instance (at Stop): they
-// stay retrying and due, with no owner. By primary key: only those rows
+// ReleaseHolds gives held retries and held scheduled calls back to every
+// instance (at Stop): they stay retrying or pending and due, with no owner. By primary key: only those rows
 // are locked.
 func (s *Store) ReleaseHolds(ctx context.Context, owner string, ids []int64) error {
 	if len(ids) == 0 {

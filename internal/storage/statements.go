@@ -64,15 +64,15 @@ type Statements struct {
 	// SubmitLeaseHeld counts (0 or 1) that row leased until a given time:
 	// arguments id, owner, lease_until.
 	SubmitLeaseHeld string
-	// StartHeld starts one held retry still held: arguments lease_until,
-	// now, then id, shard_key, lease_owner, execute_times, lease_until (the
-	// hold).
+	// StartHeld starts one held retry or held scheduled call still held:
+	// arguments lease_until, now, then id, shard_key, task_status (retrying
+	// or pending), lease_owner, execute_times, lease_until (the hold).
 	StartHeld string
 	// HeldStartStates reads id, task_status, lease_owner, execute_times,
 	// lease_until, gmt_modified of n rows: the n ids.
 	HeldStartStates func(n int) string
-	// ReleaseHolds gives n held retries of an owner back: arguments owner,
-	// the n ids.
+	// ReleaseHolds gives n held retries or scheduled calls (waiting rows)
+	// of an owner back: arguments owner, the n ids.
 	ReleaseHolds func(n int) string
 	// DeadHolds counts, per owner, the live holds of instances not
 	// heartbeating: arguments now, cutoff, self; columns lease_owner,
@@ -240,6 +240,16 @@ type Statements struct {
 	// CountDeadLetters counts dead rows not requeued: the dead letters
 	// awaiting an operator.
 	CountDeadLetters string
+
+	// ScheduledHoldCandidates reads TaskColumns of pending rows in scope
+	// due after one time and by another, neither leased nor held, in due
+	// order (scheduled calls about to fall due): arguments due after, due
+	// by, now, scope's, limit.
+	ScheduledHoldCandidates func(scope string) string
+	// HoldScheduled holds one scheduled call still as read for its owner's
+	// timer: arguments lease_owner, lease_until (the hold), then id,
+	// execute_times, execute_time (as read), now (lease ended by).
+	HoldScheduled string
 }
 
 // SchemaProbe is a statement that fails unless the tables and columns a

@@ -85,23 +85,8 @@ func (s *Store) ClaimDue(ctx context.Context, owner string, now, leaseUntil Mill
 // ClaimScoped is claimDue over several (names, shards) groups at once, of
 // tasks due at dueBy or earlier.
 func (s *Store) ClaimScoped(ctx context.Context, owner string, now, dueBy, leaseUntil Millis, limit int, groups []ClaimGroup) ([]*Task, error) {
-	var ors []string
-	var args []any
-	for _, g := range groups {
-		if len(g.Names) == 0 || (g.Shards != nil && len(g.Shards) == 0) {
-			continue
-		}
-		nameIn, nameArgs := InList(g.Names)
-		cond := "task_id IN " + nameIn
-		args = append(args, nameArgs...)
-		if g.Shards != nil {
-			in, sargs := InList(g.Shards)
-			cond += " AND shard_key IN " + in
-			args = append(args, sargs...)
-		}
-		ors = append(ors, "("+cond+")")
-	}
-	if len(ors) == 0 {
+	scope, args := scopeCondition(groups)
+	if scope == "" {
 		return nil, nil // no handler here, or no shard owned: claim nothing
 	}
 	// A held retry (lease_until in the future while claimable) is its
@@ -109,7 +94,7 @@ func (s *Store) ClaimScoped(ctx context.Context, owner string, now, dueBy, lease
 	// driver's claim takes only rows due by dueBy whose lease ended by now.
 	tasks, err := s.d.Claim(ctx, conn{s}, ClaimRequest{
 		Owner: owner, Now: now, DueBy: dueBy, LeaseUntil: leaseUntil, Limit: limit,
-		Scope: "(" + strings.Join(ors, " OR ") + ")", ScopeArgs: args,
+		Scope: scope, ScopeArgs: args,
 	})
 	// Oldest due first, whatever order the engine returned them in.
 	slices.SortFunc(tasks, func(a, b *Task) int {

@@ -18,13 +18,13 @@ import (
 var argoRuntime atomic.Pointer[runtime.Runtime]
 
 // ArgoRegister registers the durable functions of package benchtask (SyncCall, Later, Work, Capped,
-// Rated, FailOnce) with rt and binds rt for their wrappers and for the package's other wrappers.
-// Call it once at start-up, before any wrapper.
+// Rated, FailOnce, Scheduled) with rt and binds rt for their wrappers and for the package's other
+// wrappers. Call it once at start-up, before any wrapper.
 func ArgoRegister(rt *runtime.Runtime) error {
 	if rt == nil {
 		return errors.New("benchtask.ArgoRegister: nil runtime")
 	}
-	if err := rt.Register(argoTaskSyncCall, argoTaskLater, argoTaskWork, argoTaskCapped, argoTaskRated, argoTaskFailOnce); err != nil {
+	if err := rt.Register(argoTaskSyncCall, argoTaskLater, argoTaskWork, argoTaskCapped, argoTaskRated, argoTaskFailOnce, argoTaskScheduled); err != nil {
 		return err
 	}
 	argoRuntime.Store(rt)
@@ -347,6 +347,59 @@ func FailOnceDurable(ctx context.Context, n int) error {
 // (the outbox pattern).
 func FailOnceDurableTx(ctx context.Context, tx runtime.Execer, n int) (int64, error) {
 	return argoSubmitTx(ctx, tx, argoTaskFailOnce, "ArgoRegister", &argoArgsFailOnce{N: n}, "", "")
+}
+
+// argoTaskScheduled is the task definition of Scheduled, from its //argo:retry directive.
+var argoTaskScheduled = &runtime.TaskDef{
+	Name:           "argobench.Scheduled",
+	MethodName:     "Scheduled",
+	Signature:      "func benchtask.Scheduled(ctx context.Context, n int) error",
+	ParameterTypes: "int",
+	Mode:           runtime.Scheduled,
+	Thread:         runtime.Async,
+	Delay:          2 * time.Second,
+	Policy: runtime.RetryPolicy{
+		MaxAttempts: 4,
+		Backoff:     runtime.BackoffExponential,
+		Initial:     time.Second,
+		Multiplier:  2,
+		MaxDelay:    time.Minute,
+		Jitter:      runtime.Jitter{Kind: runtime.JitterRatio, Ratio: 0.1},
+	},
+}
+
+// The build breaks here when a signature no longer matches its directive: run go generate.
+var _ func(context.Context, int) error = Scheduled
+
+// argoArgsScheduled holds the arguments of one call of Scheduled, stored as JSON in
+// argo_task.task_parameter.
+type argoArgsScheduled struct {
+	N int `json:"n"`
+}
+
+func init() {
+	argoTaskScheduled.Run = func(ctx context.Context, args []byte) error {
+		var v argoArgsScheduled
+		if err := runtime.DecodeJSON(args, &v, "n"); err != nil {
+			return err
+		}
+		return Scheduled(ctx, v.N)
+	}
+}
+
+// ScheduledDurable is the durable form of Scheduled: it stores the call as task
+// argobench.Scheduled, then runs it on the runtime's worker pool 2s later, retrying failures up to
+// 3 times per its //argo:retry directive. An error wrapping runtime.ErrNotPersisted means the call
+// was not stored and will not run.
+func ScheduledDurable(ctx context.Context, n int) error {
+	return argoSubmit(ctx, argoTaskScheduled, "ArgoRegister", &argoArgsScheduled{N: n}, "", "")
+}
+
+// ScheduledDurableTx stores a call of Scheduled in tx, an *sql.Tx (or *sqlx.Tx) on the runtime's
+// database, and returns its task id: the task runs once tx commits and is gone if tx rolls back
+// (the outbox pattern).
+func ScheduledDurableTx(ctx context.Context, tx runtime.Execer, n int) (int64, error) {
+	return argoSubmitTx(ctx, tx, argoTaskScheduled, "ArgoRegister", &argoArgsScheduled{N: n}, "", "")
 }
 
 // argoSubmit stores a call and runs it per its task definition.

@@ -24,6 +24,8 @@ type Hooks struct {
 	Work func(ctx context.Context, n int)
 	// FailOnce is called by FailOnce; the error it returns ends the attempt.
 	FailOnce func(ctx context.Context, n int) error
+	// Scheduled is called by Scheduled.
+	Scheduled func(ctx context.Context, n int)
 }
 
 var hooks atomic.Pointer[Hooks]
@@ -94,6 +96,17 @@ func FailOnce(ctx context.Context, n int) error {
 		return f(ctx, n)
 	}
 	return errors.New("argobench: FailOnce has no hook")
+}
+
+// Scheduled runs 2s after its submit (longer than the default 1s poll):
+// how late it starts measures how scheduled calls are started.
+//
+//argo:retry name=argobench.Scheduled mode=schedule first-delay=2s
+func Scheduled(ctx context.Context, n int) error {
+	if f := current().Scheduled; f != nil {
+		f(ctx, n)
+	}
+	return nil
 }
 
 // Defs returns the generated task definitions, for the hand-written side of

@@ -207,7 +207,7 @@ func TestOpenClaimAndHeldStartDoNotBlockInserts(t *testing.T) {
 			}
 		}
 		for _, h := range held {
-			if _, err := conn.ExecContext(ctx, s.HeldStartSQL(), storage.Millis(9000), storage.Millis(1000), h.ID, h.ShardKey, "me", h.ExecuteTimes, h.LeaseUntil); err != nil {
+			if _, err := conn.ExecContext(ctx, s.HeldStartSQL(), storage.Millis(9000), storage.Millis(1000), h.ID, h.ShardKey, h.State, "me", h.ExecuteTimes, h.LeaseUntil); err != nil {
 				t.Fatal(err)
 			}
 		}

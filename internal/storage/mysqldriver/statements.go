@@ -121,15 +121,15 @@ var statements = &storage.Statements{
 	},
 	ConfirmSubmitLease: "UPDATE " + byID + " SET lease_until = ? WHERE id = ? AND task_status = " + running + " AND lease_owner = ? AND execute_times = 1 AND attempt_started_at = 0",
 	SubmitLeaseHeld:    "SELECT COUNT(*) FROM argo_task WHERE id = ? AND task_status = " + running + " AND lease_owner = ? AND execute_times = 1 AND attempt_started_at = 0 AND lease_until = ?",
-	StartHeld:          "UPDATE " + byID + " SET execute_times = execute_times + 1, task_status = " + running + ", lease_until = ?, gmt_modified = ? WHERE id = ? AND shard_key = ? AND task_status = " + retrying + " AND lease_owner = ? AND execute_times = ? AND lease_until = ?",
+	StartHeld:          "UPDATE " + byID + " SET execute_times = execute_times + 1, task_status = " + running + ", lease_until = ?, gmt_modified = ? WHERE id = ? AND shard_key = ? AND task_status = ? AND lease_owner = ? AND execute_times = ? AND lease_until = ?",
 	HeldStartStates: func(n int) string {
 		return "SELECT id, task_status, lease_owner, execute_times, lease_until, gmt_modified FROM argo_task WHERE id IN " + inIDs(n)
 	},
 	ReleaseHolds: func(n int) string {
-		return "UPDATE " + byID + " SET lease_owner = '', lease_until = 0 WHERE task_status = " + retrying + " AND lease_owner = ? AND id IN " + inIDs(n)
+		return "UPDATE " + byID + " SET lease_owner = '', lease_until = 0 WHERE task_status IN " + waiting + " AND lease_owner = ? AND id IN " + inIDs(n)
 	},
 	DeadHolds: "SELECT lease_owner, COUNT(*) AS tasks, MAX(lease_until) AS until_ms FROM argo_task" +
-		" WHERE task_status = " + retrying + " AND lease_until > ?" +
+		" WHERE task_status IN " + waiting + " AND lease_until > ?" +
 		" AND lease_owner NOT IN (SELECT instance_id FROM argo_instance WHERE heartbeat_at >= ? AND instance_id <> ?)" +
 		" GROUP BY lease_owner ORDER BY lease_owner",
 	AttemptRecorded: "SELECT COUNT(*) FROM argo_task_attempt WHERE task_pk = ? AND attempt = ? AND kind = ? AND worker = ? AND started_at = ? AND finished_at = ? AND outcome = ?",
@@ -220,6 +220,18 @@ var statements = &storage.Statements{
 		return "DELETE FROM argo_discard_request WHERE task_pk IN " + inIDs(n)
 	},
 	CountDeadLetters: "SELECT COUNT(*) FROM argo_task WHERE task_status = " + dead + " AND requeued_to IS NULL",
+
+	ScheduledHoldCandidates: ScheduledHoldCandidates,
+	HoldScheduled:           "UPDATE " + byID + " SET lease_owner = ?, lease_until = ? WHERE id = ? AND task_status = " + pending + " AND execute_times = ? AND execute_time = ? AND lease_until <= ?",
+}
+
+// ScheduledHoldCandidates reads the scheduled calls about to fall due
+// (Statements.ScheduledHoldCandidates), a plain consistent read of one
+// range of idx_claim_due (due_at is execute_time while claimable), in due
+// order.
+func ScheduledHoldCandidates(scope string) string {
+	return "SELECT " + taskColumns + " FROM argo_task WHERE due_at > ? AND due_at <= ? AND lease_until <= ? AND task_status = " + pending +
+		" AND " + scope + " ORDER BY due_at LIMIT ?"
 }
 
 // purgeableRow selects the rows the retention purge may delete: finished

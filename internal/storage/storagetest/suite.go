@@ -79,6 +79,7 @@ func areas() []struct {
 		{"Claim", claimCases()},
 		{"Finish", finishCases()},
 		{"Holds", holdCases()},
+		{"ScheduledHolds", scheduledHoldCases()},
 		{"Rescue", rescueCases()},
 		{"Purge", purgeCases()},
 		{"Instances", instanceCases()},
