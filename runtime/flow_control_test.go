@@ -368,3 +368,34 @@ func TestFlowProbePermanentErrorCloses(t *testing.T) {
 		}
 	})
 }
+
+// Scheduled calls of a capped group are not held for the local timer
+// (which starts held calls at their due time, past any gate): calls due at
+// the same moment still run at most Limit at once.
+func TestFlowScheduledCallsKeepTheCap(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		const capN, tasks = 1, 6
+		var peak peakTracker
+		def := &TaskDef{Name: "flow.scheduled", Policy: fastPolicy(3), Flow: &FlowControl{Group: "scanner", Limit: capN},
+			Run: func(ctx context.Context, _ []byte) error {
+				peak.enter()
+				defer peak.leave()
+				time.Sleep(20 * time.Millisecond)
+				return nil
+			}}
+		rts := startInstances(t, dsn, 2, def)
+		due := time.Now().Add(1500 * time.Millisecond) // within the hold horizon (2 polls)
+		ids := make([]int64, tasks)
+		for i := range ids {
+			id, err := rts[i%len(rts)].Submit(context.Background(), Call{Task: def, Args: []byte(`{}`), RunAt: due})
+			if err != nil {
+				t.Fatalf("submit %d: %v", i, err)
+			}
+			ids[i] = id
+		}
+		waitAllSucceeded(t, rts[0], def.Name, ids, 60*time.Second)
+		if got := peak.peak.Load(); got > capN {
+			t.Fatalf("%d scheduled calls of a group capped at %d ran at once", got, capN)
+		}
+	})
+}

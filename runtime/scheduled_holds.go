@@ -56,7 +56,12 @@ func (rt *Runtime) holdScheduled() {
 		if limit <= 0 {
 			return
 		}
-		names := rt.handlerNames()
+		// Tasks under flow control start only through their group's gated
+		// claim (flow_control.go): never held.
+		names, _ := rt.splitFlow(rt.handlerNames())
+		if len(names) == 0 {
+			return
+		}
 		// Not canceled by Stop: a hold written as Stop begins is queued
 		// and so given back, rather than left to run out.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(rt.ctx), scheduledHoldTimeout)
