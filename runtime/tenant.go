@@ -7,7 +7,7 @@ import (
 )
 
 // MaxTenantBytes is the longest tenant a task can carry (the column
-// argo_task.tenant, migration 000009, is VARCHAR(128)).
+// argo_task.tenant, migration 000009, holds 128 bytes).
 const MaxTenantBytes = 128
 
 type tenantKey struct{}
