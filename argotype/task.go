@@ -86,6 +86,11 @@ type Task struct {
 	// argo_task_attempt; Inspector.Attempts lists it with the others.
 	AttemptStartedAt Millis `db:"attempt_started_at" json:"attempt_started_at"`
 	AttemptWorker    string `db:"attempt_worker" json:"attempt_worker"`
+	// Tenant is who the task is for ("" when the call named none).
+	Tenant string `db:"tenant" json:"tenant"`
+	// TraceParent is the W3C traceparent of the submitting call's span (""
+	// when it had none); the spans of attempts, fallback and alert link to it.
+	TraceParent string `db:"trace_parent" json:"trace_parent"`
 }
 
 // Attempt is the record of one attempt (or fallback run) of a task: a row of

@@ -34,6 +34,7 @@
 //	alert-action  function or method name        none (requires alert)
 //	shard-by      parameter name                 none (shard chosen at random)
 //	unique-by     parameter name                 none
+//	tenant-by     parameter name                 none (the tenant of the context, runtime.WithTenant)
 //
 // # Generated code
 //

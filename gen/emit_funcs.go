@@ -147,6 +147,7 @@ func (e *emitter) wrappers(t *task) {
 		ctxArg = jen.Id("ctx")
 	}
 
+	ctxArg = e.withTenant(t, ctxArg)
 	f := e.f
 	e.doc("%s", e.wrapperDoc(t))
 	f.Add(recv()).Id(t.wrapper).Params(append(ctxParam, params...)...).Error().Block(
@@ -154,7 +155,7 @@ func (e *emitter) wrappers(t *task) {
 	)
 	e.doc("%s stores a call of %s in tx, an *sql.Tx (or *sqlx.Tx) on the runtime's database, and returns its task id: the task runs once tx commits and is gone if tx rolls back (the outbox pattern).", t.wrapperTx, t.display())
 	f.Add(recv()).Id(t.wrapperTx).Params(append([]jen.Code{jen.Id("ctx").Add(ctxType()), jen.Id("tx").Add(e.rt("Execer"))}, params...)...).Params(jen.Int64(), jen.Error()).Block(
-		jen.Return(jen.Id(in.submitTx).Call(append([]jen.Code{jen.Id("ctx"), jen.Id("tx")}, callArgs...)...)),
+		jen.Return(jen.Id(in.submitTx).Call(append([]jen.Code{e.withTenant(t, jen.Id("ctx")), jen.Id("tx")}, callArgs...)...)),
 	)
 }
 

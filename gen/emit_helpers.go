@@ -23,7 +23,7 @@ func (e *emitter) helpers() {
 	)
 
 	if e.usesKeys() {
-		e.doc("%s turns a shard-by or unique-by parameter into its key.", in.key)
+		e.doc("%s turns a shard-by, unique-by or tenant-by parameter into its key.", in.key)
 		f.Func().Id(in.key).Params(jen.Id("v").Any()).String().Block(jen.Return(jen.Qual("fmt", "Sprint").Call(jen.Id("v"))))
 	}
 	if len(e.c.recvs) > 0 {
@@ -36,7 +36,7 @@ func (e *emitter) helpers() {
 
 func (e *emitter) usesKeys() bool {
 	for _, t := range e.c.tasks {
-		if t.shardBy != nil || t.uniqueBy != nil {
+		if t.shardBy != nil || t.uniqueBy != nil || t.tenantBy != nil {
 			return true
 		}
 	}

@@ -112,10 +112,10 @@ func New(opts Options) *Collector {
 			Help: "Scrape-time reads of argo_task that failed or timed out (argo_tasks and argo_dead_tasks were left out).", ConstLabels: cl}),
 		refused:   counter("transitions_refused_total", "State transitions refused (code "+runtime.CodeTransitionInvalid+"): outcomes of stale workers whose task was rescued, requeued, force-failed or discarded meanwhile, and moves the state machine forbids.", "code", "from", "to"),
 		tasksDesc: prometheus.NewDesc(prometheus.BuildFQName(ns, "", "tasks"), "Tasks in argo_task by state, read at scrape time.", []string{"state"}, cl),
-		// No tenant label yet (per-tenant dead-letter gauges come with
-		// tenants); the ArgoDeadLettersGrowing rule keeps every label but the
-		// instance's, so it alerts per tenant once this gauge has one.
-		deadDesc:    prometheus.NewDesc(prometheus.BuildFQName(ns, "", "dead_tasks"), "Dead tasks in argo_task not requeued (the dead letters an operator should requeue or discard), read at scrape time.", nil, cl),
+		// One series per tenant with dead letters, and always tenant=""
+		// (tasks without a tenant); the ArgoDeadLettersGrowing rule keeps
+		// every label but the instance's, so it alerts per tenant.
+		deadDesc:    prometheus.NewDesc(prometheus.BuildFQName(ns, "", "dead_tasks"), "Dead tasks in argo_task not requeued (the dead letters an operator should requeue or discard), per tenant (\"\": none), read at scrape time.", []string{"tenant"}, cl),
 		upDesc:      prometheus.NewDesc(prometheus.BuildFQName(ns, "", "inspector_up"), "1 if the last scrape-time read of argo_task succeeded, else 0.", nil, cl),
 		breakerDesc: prometheus.NewDesc(prometheus.BuildFQName(ns, "", "flow_breaker_open"), "1 while a flow group's circuit breaker is not closed (open, half-open with a probe out, or opened by an operator), else 0; read at scrape time.", []string{"group", "state"}, cl),
 		openedDesc:  prometheus.NewDesc(prometheus.BuildFQName(ns, "", "flow_breaker_opened"), "Times a flow group's circuit breaker has opened, read at scrape time.", []string{"group"}, cl),
@@ -191,9 +191,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	if in != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 		counts, err := in.CountByState(ctx)
-		deadLetters := 0
+		var deadLetters map[string]int
 		if err == nil {
-			deadLetters, err = in.CountDeadLetters(ctx)
+			deadLetters, err = in.DeadLettersByTenant(ctx)
 		}
 		cancel()
 		if err != nil {
@@ -204,7 +204,12 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			for _, s := range runtime.AllStates {
 				ch <- prometheus.MustNewConstMetric(c.tasksDesc, prometheus.GaugeValue, float64(counts[s]), s.String())
 			}
-			ch <- prometheus.MustNewConstMetric(c.deadDesc, prometheus.GaugeValue, float64(deadLetters))
+			if _, ok := deadLetters[""]; !ok {
+				ch <- prometheus.MustNewConstMetric(c.deadDesc, prometheus.GaugeValue, 0, "")
+			}
+			for tenant, n := range deadLetters {
+				ch <- prometheus.MustNewConstMetric(c.deadDesc, prometheus.GaugeValue, float64(n), tenant)
+			}
 		}
 		c.collectFlow(ch, in)
 	}

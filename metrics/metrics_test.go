@@ -142,9 +142,9 @@ argo_tasks{state="recovered"} 1
 argo_tasks{state="retrying"} 0
 argo_tasks{state="running"} 0
 argo_tasks{state="succeeded"} 4
-# HELP argo_dead_tasks Dead tasks in argo_task not requeued (the dead letters an operator should requeue or discard), read at scrape time.
+# HELP argo_dead_tasks Dead tasks in argo_task not requeued (the dead letters an operator should requeue or discard), per tenant ("": none), read at scrape time.
 # TYPE argo_dead_tasks gauge
-argo_dead_tasks 1
+argo_dead_tasks{tenant=""} 1
 # HELP argo_inspector_up 1 if the last scrape-time read of argo_task succeeded, else 0.
 # TYPE argo_inspector_up gauge
 argo_inspector_up 1

@@ -54,6 +54,8 @@ type alertJob struct {
 	name   string
 	action func(context.Context, AlertEvent) error
 	ev     AlertEvent
+	// span starts the action's span (nil: none); its func ends it.
+	span func(context.Context) (context.Context, func(error))
 }
 
 func newAlerter(log *slog.Logger, workers, queue int, timeout time.Duration) *alerter {
@@ -82,7 +84,10 @@ func (a *alerter) program(expression string) (*vm.Program, error) {
 
 // check evaluates def's expression against env and queues its action.
 // It never blocks: a full queue drops the alert with an error log.
-func (a *alerter) check(def *TaskDef, env AlertEnv) bool {
+func (a *alerter) check(def *TaskDef, env AlertEnv) bool { return a.checkTraced(def, env, nil) }
+
+// checkTraced is check whose action, if queued, runs in the span span starts.
+func (a *alerter) checkTraced(def *TaskDef, env AlertEnv, span func(context.Context) (context.Context, func(error))) bool {
 	if def == nil || def.Alert == "" {
 		return false
 	}
@@ -112,7 +117,7 @@ func (a *alerter) check(def *TaskDef, env AlertEnv) bool {
 		return true
 	}
 	select {
-	case a.queue <- alertJob{name: def.Name, action: def.AlertAction, ev: ev}:
+	case a.queue <- alertJob{name: def.Name, action: def.AlertAction, ev: ev, span: span}:
 	default:
 		a.log.Error("argo: alert queue full, alert action not run", "task", def.Name, "task_id", env.TaskID, "action", def.AlertActionName)
 	}
@@ -138,6 +143,10 @@ func (a *alerter) loop() {
 func (a *alerter) run(job alertJob) {
 	ctx, cancel := context.WithTimeout(a.actionCtx, a.timeout)
 	defer cancel()
+	var endSpan func(error)
+	if job.span != nil {
+		ctx, endSpan = job.span(ctx)
+	}
 	done := make(chan error, 1)
 	go func() {
 		defer func() {
@@ -149,10 +158,16 @@ func (a *alerter) run(job alertJob) {
 	}()
 	select {
 	case err := <-done:
+		if endSpan != nil {
+			endSpan(err)
+		}
 		if err != nil {
 			a.log.Error("argo: alert action failed", "task", job.name, "task_id", job.ev.TaskID, "error", err)
 		}
 	case <-ctx.Done():
+		if endSpan != nil {
+			endSpan(context.Cause(ctx))
+		}
 		if a.actionCtx.Err() != nil {
 			a.log.Error("argo: alert action abandoned: the runtime stopped", "task", job.name, "task_id", job.ev.TaskID)
 		} else {

@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"go.opentelemetry.io/otel/trace"
 	"log/slog"
 	"os"
 	"strconv"
@@ -118,6 +119,10 @@ type Config struct {
 	// due decisions use the database's clock: Now corrected by the offset
 	// read at Start and at every heartbeat (docs/clocks.md).
 	Now func() time.Time
+	// TracerProvider makes the spans of attempts, fallbacks and alerts
+	// (docs/tenants-and-traces.md). Default: the global provider of
+	// go.opentelemetry.io/otel, a no-op until the program installs one.
+	TracerProvider trace.TracerProvider
 }
 
 func (c Config) withDefaults() (Config, error) {

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -99,6 +100,9 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 	// Past the shutdown deadline already (a held retry that got its worker
 	// as Stop canceled the attempts): give it back unrun.
 	var runErr error
+	ctx, span := rt.startTaskSpan(ctx, t, "attempt")
+	spanOutcome := spanOutcomeGivenBack
+	defer func() { endTaskSpan(span, spanOutcome, runErr) }()
 	if ctx.Err() == nil {
 		runErr = callSafely(func() error { return h.Run(ctx, []byte(t.Parameter)) })
 	} else {
@@ -110,6 +114,7 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 	if rt.leases.done(lease, running) {
 		// Another instance may be running this task now: whatever this
 		// attempt did, its outcome is not ours to write.
+		spanOutcome = spanOutcomeLeaseLost
 		rt.log.Info("argo: attempt returned after losing its lease; its outcome is not recorded", "task_id", t.ID, "task", t.Name, "attempt", t.ExecuteTimes, "shard", t.ShardKey, "returned", errString(runErr))
 		return &AttemptError{TaskID: t.ID, Attempt: t.ExecuteTimes, WillRetry: true, Err: fmt.Errorf("attempt canceled: %w", ErrLeaseLost)}
 	}
@@ -139,6 +144,7 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 	hist := &Attempt{TaskPK: t.ID, Attempt: t.ExecuteTimes, Kind: "attempt", Worker: rt.cfg.InstanceID, StartedAt: toMillis(started), FinishedAt: toMillis(finished)}
 	if runErr == nil {
 		hist.Outcome = OutcomeSucceeded
+		spanOutcome = hist.Outcome
 		empty := ""
 		rt.record(finishing{Fence: f, To: StateSucceeded, Due: t.ExecuteTime, ErrMsg: &empty, History: hist, Direct: sync})
 		rt.flowOutcome(h, t, true)
@@ -164,6 +170,7 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 	}
 	msg := runErr.Error()
 	hist.Error = msg
+	spanOutcome = hist.Outcome
 	willRetry := !permanent && !pol.Exhausted(t.ExecuteTimes)
 	// The callee said when to try again: then, without using an attempt.
 	retryAfter, deferred := retryAfterOf(runErr)
@@ -192,10 +199,10 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 		if h.Flow == nil && !deferred && rt.canHold(delay) {
 			fin.HoldUntil = toMillis(finished.Add(delay + rt.cfg.LeaseDuration))
 		}
-		rt.log.Warn("argo: attempt failed, will retry", "task_id", t.ID, "task", t.Name, "attempt", t.ExecuteTimes, "shard", t.ShardKey, "retry_in", delay, "error", msg)
+		rt.log.Warn("argo: attempt failed, will retry", "task_id", t.ID, "task", t.Name, "attempt", t.ExecuteTimes, "shard", t.ShardKey, "retry_in", delay, "error", msg, "tenant", t.Tenant, "trace_id", TraceID(t))
 	} else {
 		fin.To, fin.Due = StateExhausted, toMillis(finished)
-		rt.log.Warn("argo: attempt failed, no retry left", "task_id", t.ID, "task", t.Name, "attempt", t.ExecuteTimes, "shard", t.ShardKey, "permanent", permanent, "error", msg)
+		rt.log.Warn("argo: attempt failed, no retry left", "task_id", t.ID, "task", t.Name, "attempt", t.ExecuteTimes, "shard", t.ShardKey, "permanent", permanent, "error", msg, "tenant", t.Tenant, "trace_id", TraceID(t))
 	}
 	recorded := rt.record(fin)
 	// A permanent error is the downstream's answer (it is up): for the
@@ -263,13 +270,15 @@ func (rt *Runtime) runFallback(t *Task, h *TaskDef) {
 	if h.Fallback == nil {
 		hist.Outcome, hist.Error, hist.FinishedAt = "no_fallback", "no fallback configured: the task is dead", hist.StartedAt
 		rt.record(finishing{Fence: f, To: StateDead, Due: t.ExecuteTime, History: hist})
-		rt.log.Error("argo: task dead", "task_id", t.ID, "task", t.Name, "attempt", t.ExecuteTimes, "shard", t.ShardKey, "error", t.ErrorMsg)
+		rt.log.Error("argo: task dead", "task_id", t.ID, "task", t.Name, "attempt", t.ExecuteTimes, "shard", t.ShardKey, "error", t.ErrorMsg, "tenant", t.Tenant, "trace_id", TraceID(t))
 		rt.observe(func(o Observer) { o.Finished(t.Name, StateDead) })
 		return
 	}
 	lease := leaseKey{ID: t.ID, Attempt: t.ExecuteTimes}
 	ctx, running := rt.leases.start(context.WithValue(withAttempt(rt.workCtx, t.ID, t.ExecuteTimes, t.Name), fallbackCauseKey{}, errors.New(t.ErrorMsg)), lease, t.Name, "fallback")
+	ctx, span := rt.startTaskSpan(ctx, t, "fallback")
 	err := callSafely(func() error { return h.Fallback(ctx, []byte(t.Parameter), errors.New(t.ErrorMsg)) })
+	defer func() { endTaskSpan(span, cmp.Or(hist.Outcome, spanOutcomeGivenBack), err) }()
 	finished := rt.now()
 	if rt.leases.done(lease, running) {
 		rt.log.Info("argo: fallback returned after losing its lease; its outcome is not recorded", "task_id", t.ID, "task", t.Name, "attempt", t.ExecuteTimes, "shard", t.ShardKey, "returned", errString(err))
@@ -294,7 +303,7 @@ func (rt *Runtime) runFallback(t *Task, h *TaskDef) {
 	}
 	rt.record(finishing{Fence: f, To: to, Due: t.ExecuteTime, FallbackErr: &fbErr, History: hist})
 	if to == StateDead {
-		rt.log.Error("argo: task dead: fallback failed", "task_id", t.ID, "task", t.Name, "attempt", t.ExecuteTimes, "shard", t.ShardKey, "error", t.ErrorMsg, "fallback_error", fbErr)
+		rt.log.Error("argo: task dead: fallback failed", "task_id", t.ID, "task", t.Name, "attempt", t.ExecuteTimes, "shard", t.ShardKey, "error", t.ErrorMsg, "fallback_error", fbErr, "tenant", t.Tenant, "trace_id", TraceID(t))
 	} else {
 		rt.log.Info("argo: task recovered by fallback", "task_id", t.ID, "task", t.Name, "attempt", t.ExecuteTimes)
 	}
@@ -420,7 +429,12 @@ func (rt *Runtime) checkAlert(h *TaskDef, t *Task, pol RetryPolicy, msg string, 
 		LastError: msg, Permanent: permanent, WillRetry: willRetry, Exhausted: !willRetry,
 		ShardKey: t.ShardKey, AgeSeconds: rt.now().Sub(t.GmtCreate.Time()).Seconds(),
 	}
-	if rt.alerts.check(h, env) {
+	if rt.alerts.checkTraced(h, env, func(ctx context.Context) (context.Context, func(error)) {
+		ctx, span := rt.startTaskSpan(ctx, t, "alert")
+		return ctx, func(err error) {
+			endTaskSpan(span, outcomeOf(err), err)
+		}
+	}) {
 		rt.observe(func(o Observer) { o.AlertFired(t.Name) })
 	}
 }

@@ -108,6 +108,9 @@ func (rt *Runtime) Submit(ctx context.Context, c Call) (int64, error) {
 	}
 	now := rt.now()
 	t := rt.newTask(c, p, now)
+	if err := stampCaller(ctx, c, t); err != nil {
+		return 0, notPersisted(c.Task.Name, err)
+	}
 	h := rt.handler(t.Name)
 	// A task under flow control starts only through the gated claim.
 	runNow := t.PerformanceWay == Immediate && c.RunAt.IsZero() && h != nil && h.Flow == nil
@@ -189,6 +192,9 @@ func (rt *Runtime) SubmitTx(ctx context.Context, tx Execer, c Call) (int64, erro
 		return 0, notPersisted(c.Task.Name, err)
 	}
 	t := rt.newTask(c, p, rt.now())
+	if err := stampCaller(ctx, c, t); err != nil {
+		return 0, notPersisted(c.Task.Name, err)
+	}
 	token := storage.NewSubmitToken()
 	if err := rt.store.InsertToken(ctx, tx, t, token); err != nil {
 		if errors.Is(err, ErrDuplicate) {

@@ -130,4 +130,7 @@ type Call struct {
 	UniqueKey string
 	// RunAt, if set, overrides the first attempt's time (and the mode).
 	RunAt time.Time
+	// Tenant, if set, is who the task is for (at most MaxTenantBytes);
+	// empty takes the tenant of the submit's context (WithTenant), if any.
+	Tenant string
 }

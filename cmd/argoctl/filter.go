@@ -12,6 +12,7 @@ import (
 // filterFlags are the task filters list, requeue and discard share.
 type filterFlags struct {
 	states, name, since, until, errText string
+	tenant                              string
 	shard                               int
 }
 
@@ -24,6 +25,7 @@ func (f *filterFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.since, "since", "", "last changed at or after: a duration ago (1h, 30m) or an RFC 3339 time")
 	fs.StringVar(&f.until, "until", "", "last changed before: a duration ago or an RFC 3339 time")
 	fs.StringVar(&f.errText, "error", "", "text in the last error (case-insensitive)")
+	fs.StringVar(&f.tenant, "tenant", "", "tenant, exactly (tasks submitted with Call.Tenant, runtime.WithTenant or tenant-by)")
 }
 
 func stateNames() []string {
@@ -65,6 +67,7 @@ func (f *filterFlags) filter() (runtime.Filter, error) {
 		return out, err
 	}
 	out.ErrorContains = f.errText
+	out.Tenant = f.tenant
 	return out, nil
 }
 

@@ -76,6 +76,8 @@ func writeShow(e *env, t *runtime.Task, atts []runtime.Attempt, ops operatorView
 	field("attempts", attempts(t))
 	field("due", fmtMillis(t.ExecuteTime))
 	field("shard", t.ShardKey)
+	field("tenant", t.Tenant)
+	field("trace id", runtime.TraceID(t))
 	field("created", fmtMillis(t.GmtCreate))
 	field("modified", fmtMillis(t.GmtModified))
 	field("method", t.MethodName)

@@ -12,6 +12,7 @@ import (
 func cmdStats(e *env, args []string) error {
 	fs := newFlagSet("stats")
 	window := fs.Duration("window", time.Hour, "window of the retry and dead rates")
+	tenant := fs.String("tenant", "", "counts per state of this tenant's tasks only")
 	pos, err := parse(e, fs, args)
 	if err != nil {
 		return err
@@ -21,6 +22,11 @@ func cmdStats(e *env, args []string) error {
 	}
 	if *window <= 0 {
 		return usagef("stats: -window must be positive")
+	}
+	if *tenant != "" {
+		return withDB(e, func(ctx context.Context, in *runtime.Inspector) error {
+			return tenantStats(ctx, e, in, *tenant)
+		})
 	}
 	return withDB(e, func(ctx context.Context, in *runtime.Inspector) error {
 		st, err := in.Stats(ctx, *window)

@@ -22,13 +22,14 @@ type Filter struct {
 	ErrorContains string    // in error_msg or fallback_error_msg, case-insensitive
 	IDs           []int64   // id IN IDs
 	NotRequeued   bool      // requeued_to IS NULL: not requeued into a new task (migration 000005)
+	Tenant        string    // tenant, exactly ("": any tenant; migration 000009)
 	Limit, Offset int       // paging, newest id first; Limit 0 is no limit
 }
 
 // Empty reports whether f has no criteria, so that it would match every
 // task. argoctl refuses to change rows by an empty filter without --all.
 func (f Filter) Empty() bool {
-	return len(f.States) == 0 && f.Name == "" && f.NameSuffix == "" && len(f.Names) == 0 && f.Shard == nil && f.Since.IsZero() && f.Until.IsZero() && f.ErrorContains == "" && len(f.IDs) == 0 && !f.NotRequeued
+	return len(f.States) == 0 && f.Name == "" && f.NameSuffix == "" && len(f.Names) == 0 && f.Shard == nil && f.Since.IsZero() && f.Until.IsZero() && f.ErrorContains == "" && len(f.IDs) == 0 && !f.NotRequeued && f.Tenant == ""
 }
 
 // where renders f's criteria as a WHERE clause ("1=1" when empty) and its
@@ -77,6 +78,10 @@ func (f Filter) where() (string, []any) {
 	}
 	if f.NotRequeued {
 		conds = append(conds, "requeued_to IS NULL")
+	}
+	if f.Tenant != "" {
+		conds = append(conds, "tenant = ?")
+		args = append(args, f.Tenant)
 	}
 	return strings.Join(conds, " AND "), args
 }

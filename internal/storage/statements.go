@@ -250,6 +250,12 @@ type Statements struct {
 	// timer: arguments lease_owner, lease_until (the hold), then id,
 	// execute_times, execute_time (as read), now (lease ended by).
 	HoldScheduled string
+
+	// DeadLettersByTenant counts CountDeadLetters' rows per tenant (column
+	// tenant, n), tenants in order; no arguments.
+	DeadLettersByTenant string
+	// CountByStateOfTenant is CountByState for one tenant: argument tenant.
+	CountByStateOfTenant string
 }
 
 // SchemaProbe is a statement that fails unless the tables and columns a

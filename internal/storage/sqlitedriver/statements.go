@@ -37,7 +37,7 @@ var (
 )
 
 // InsertTask writes a task row with its submit token (Statements.InsertTask).
-const InsertTask = `INSERT INTO argo_task (task_id, task_status, execute_times, max_attempts, execute_time, parameter_types, method_name, method_sign_name, execute_interval_sec, delay_time, task_parameter, performance_way, thread_way, error_msg, alert_expression, alert_action_bean_name, fallback_class_name, fallback_error_msg, shard_key, retry_policy, lease_owner, lease_until, unique_key, discard_reason, gmt_create, gmt_modified, submit_token) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+const InsertTask = `INSERT INTO argo_task (task_id, task_status, execute_times, max_attempts, execute_time, parameter_types, method_name, method_sign_name, execute_interval_sec, delay_time, task_parameter, performance_way, thread_way, error_msg, alert_expression, alert_action_bean_name, fallback_class_name, fallback_error_msg, shard_key, retry_policy, lease_owner, lease_until, unique_key, discard_reason, gmt_create, gmt_modified, tenant, trace_parent, submit_token) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // claimSet is the SET clause of every claim: a due attempt becomes running
 // with one more execute_times; an exhausted task becomes falling_back.
@@ -166,12 +166,13 @@ var statements = &storage.Statements{
 		{Migration: "000001_argo_task.up.sql", Query: "SELECT id, " + attemptColumns + " FROM argo_task_attempt WHERE 1=0"},
 		{Migration: "000001_argo_task.up.sql", Query: "SELECT instance_id, heartbeat_at, started_at, task_names FROM argo_instance WHERE 1=0"},
 		{Migration: "000001_argo_task.up.sql", Query: "SELECT name, holder, expires_at FROM argo_leader WHERE 1=0"},
-		{Migration: "000002_attempt_on_task.up.sql", Query: "SELECT " + taskColumns + " FROM argo_task WHERE 1=0"},
+		{Migration: "000002_attempt_on_task.up.sql", Query: "SELECT " + storage.TaskColumnsBefore9 + " FROM argo_task WHERE 1=0"},
 		{Migration: "000003_submit_token.up.sql", Query: "SELECT submit_token FROM argo_task WHERE 1=0"},
 		// binary is SQLite's own default collation: 000004 changes nothing
 		// here, and the probe passes once the table exists.
 		{Migration: "000004_unique_key_bytes.up.sql", Query: "SELECT unique_key COLLATE `binary` FROM argo_task WHERE 1=0"},
 		{Migration: "000005_operator_trail.up.sql", Query: "SELECT requeued_from, requeued_to FROM argo_task WHERE 1=0"},
+		{Migration: "000009_tenant_trace.up.sql", Query: "SELECT tenant, trace_parent FROM argo_task WHERE 1=0"},
 		{Migration: "000005_operator_trail.up.sql", Query: "SELECT " + operatorActionColumns + " FROM argo_operator_action WHERE 1=0"},
 		{Migration: "000005_operator_trail.up.sql", Query: "SELECT pending_task, " + discardRequestColumns + " FROM argo_discard_request WHERE 1=0"},
 	},

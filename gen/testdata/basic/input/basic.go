@@ -35,3 +35,13 @@ func Charge(ctx context.Context, account string, invoice int, cents int64) error
 	}
 	return nil
 }
+
+// Invoice stores each call for the tenant its tenant parameter names.
+//
+//argo:retry tenant-by=tenant
+func Invoice(ctx context.Context, tenant string, amount int64) error { return nil }
+
+// Receipt has no context: its tenant comes from tenant-by alone.
+//
+//argo:retry tenant-by=customer shard-by=customer
+func Receipt(customer int, text string) error { return nil }

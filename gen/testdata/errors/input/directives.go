@@ -120,3 +120,18 @@ func Literal() func(context.Context) error {
 //
 // argo:retry
 func Spaced(ctx context.Context) error { return nil }
+
+// Tenanted names a tenant parameter that is not there.
+//
+//argo:retry tenant-by=missing
+func Tenanted(ctx context.Context, p *int) error { return nil }
+
+// TenantPtr names a pointer as the tenant.
+//
+//argo:retry tenant-by=p
+func TenantPtr(ctx context.Context, p *int) error { return nil }
+
+// TenantBad gives tenant-by something that is no parameter name.
+//
+//argo:retry tenant-by=a.b
+func TenantBad(ctx context.Context, n int) error { return nil }

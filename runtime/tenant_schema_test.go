@@ -1,0 +1,48 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/argo-retry/argo/internal/storage"
+)
+
+// TestTenantTraceMigrationDownUp: 000009's down file, as a DBA applies it,
+// leaves a schema the check names 000009 for; its up file brings it back
+// (a task written then carries its tenant), on both databases.
+func TestTenantTraceMigrationDownUp(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := freshStore(t, dsn)
+		apply := func(file string) {
+			t.Helper()
+			body, err := os.ReadFile("../sql/" + s.Dialect() + "/" + file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, st := range storage.SplitStatements(string(body)) {
+				if _, err := s.DB().ExecContext(ctx, st); err != nil {
+					t.Fatalf("%s: %v\n%s", file, err, st)
+				}
+			}
+		}
+		apply("000009_tenant_trace.down.sql")
+		var se *SchemaError
+		if err := s.CheckSchema(ctx); !errors.As(err, &se) || se.Migration != "000009_tenant_trace.up.sql" {
+			t.Fatalf("after the down file: %v, want a SchemaError naming 000009_tenant_trace.up.sql", err)
+		}
+		apply("000009_tenant_trace.up.sql")
+		if err := s.CheckSchema(ctx); err != nil {
+			t.Fatalf("after the up file: %v", err)
+		}
+		task := &Task{Name: "t", State: StatePending, MaxAttempts: 1, Parameter: "{}", Tenant: "acme"}
+		if err := s.Insert(ctx, nil, task); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.Get(ctx, task.ID); err != nil || got.Tenant != "acme" {
+			t.Fatalf("after the up file, a task reads back tenant %v, %v; want acme", got, err)
+		}
+	})
+}
