@@ -118,8 +118,7 @@ func (s *Store) ClaimFlow(ctx context.Context, c FlowClaim) (FlowClaimResult, er
 		}
 		admit, probe, wakeAt := st.Admit(c.Policy, c.Now, c.Limit, running)
 		out.WakeAt = wakeAt
-		scope := "task_id IN " + nameIn
-		take := func(states []State, limit int) ([]*Task, error) {
+		take := func(states []State, limit int, scope string) ([]*Task, error) {
 			if limit <= 0 {
 				return nil, nil
 			}
@@ -135,7 +134,8 @@ func (s *Store) ClaimFlow(ctx context.Context, c FlowClaim) (FlowClaimResult, er
 			}
 			return s.takeFlow(ctx, tx, c, SortedByID(cands))
 		}
-		attempts, err := take(WaitingStates, admit)
+		scope := "task_id IN " + nameIn
+		attempts, err := s.takeWithinBudget(c, st, admit, scope, take)
 		if err != nil {
 			return err
 		}
@@ -144,7 +144,7 @@ func (s *Store) ClaimFlow(ctx context.Context, c FlowClaim) (FlowClaimResult, er
 			probeID = attempts[0].ID
 		}
 		st.Took(c.Policy, c.Now, len(attempts), probe, probeID)
-		fallbacks, err := take([]State{StateExhausted}, c.Limit-len(attempts))
+		fallbacks, err := take([]State{StateExhausted}, c.Limit-len(attempts), scope)
 		if err != nil {
 			return err
 		}

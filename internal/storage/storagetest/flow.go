@@ -26,6 +26,7 @@ func flowCases() []testCase {
 		{"BreakerProbeLost", flowProbeLost},
 		{"OperatorOpensAndCloses", flowOperator},
 		{"TakeSkipsCandidateChangedSinceRead", flowTakeFence},
+		{"RetryBudgetBoundsRetriesByFirstAttempts", flowRetryBudget},
 	}
 }
 
