@@ -219,6 +219,24 @@ func (rt *Runtime) splitFlow(names []string) (plain []string, groups []flowGroup
 type flowWakes struct {
 	mu   sync.Mutex
 	next map[string]time.Time
+	// busy: the group's last gated claim here took tasks (the next one
+	// skips the read that spares an idle group its transaction).
+	busy map[string]bool
+}
+
+func (w *flowWakes) isBusy(group string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.busy[group]
+}
+
+func (w *flowWakes) setBusy(group string, busy bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.busy == nil {
+		w.busy = map[string]bool{}
+	}
+	w.busy[group] = busy
 }
 
 func (w *flowWakes) due(group string, now time.Time) bool {
@@ -250,7 +268,9 @@ func (rt *Runtime) claimFlow(groups []flowGroup, n int, now time.Time) ([]*Task,
 		r, err := rt.store.ClaimFlow(rt.ctx, storage.FlowClaim{
 			Group: g.name, Names: g.names, Policy: g.policy, Owner: rt.cfg.InstanceID,
 			Now: toMillis(now), LeaseUntil: toMillis(now.Add(rt.cfg.LeaseDuration)), Limit: n - len(out),
+			Busy: rt.flow.isBusy(g.name),
 		})
+		rt.flow.setBusy(g.name, err == nil && len(r.Tasks) > 0)
 		if err != nil {
 			return out, fmt.Errorf("flow group %s: %w", g.name, err)
 		}

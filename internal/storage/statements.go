@@ -182,6 +182,11 @@ type Statements struct {
 	// arguments owner, lease_until, now (the claim's SET), the n ids, n
 	// (id, task_status, execute_times) triples, due by, now.
 	FlowTakeAll func(n int) string
+	// FlowCandidatesCounted is FlowCandidates with one more column,
+	// flow_running: FlowRunning of n member names, counted by the same
+	// statement (one read fewer in the gated claim): arguments the n names,
+	// then FlowCandidates's.
+	FlowCandidatesCounted func(states, scope string, n int) string
 
 	// SchemaProbes select every column argo uses, each under the migration
 	// that creates it, in migration order.

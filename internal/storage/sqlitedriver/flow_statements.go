@@ -22,6 +22,11 @@ func init() {
 	statements.FlowCandidates = func(states, scope string) string {
 		return "SELECT " + taskColumns + " FROM argo_task WHERE " + "execute_time <= ? AND lease_until <= ? AND task_status IN " + states + " AND " + scope + " ORDER BY execute_time LIMIT ?"
 	}
+	statements.FlowCandidatesCounted = func(states, scope string, n int) string {
+		// The subquery names no column of the outer rows: it runs once.
+		return "SELECT " + taskColumns + ", (" + statements.FlowRunning(n) + ") AS flow_running" +
+			strings.TrimPrefix(statements.FlowCandidates(states, scope), "SELECT "+taskColumns)
+	}
 	statements.FlowDue = func(states, scope string) string {
 		return "SELECT id FROM argo_task WHERE " + "execute_time <= ? AND lease_until <= ? AND task_status IN " + states + " AND " + scope + " ORDER BY execute_time LIMIT ?"
 	}
