@@ -154,7 +154,7 @@ type Statements struct {
 	// FinishedSince reads n, dead of tasks finished since: argument since.
 	FinishedSince string
 
-	// FlowLockRead reads FlowColumns of one group, locking its row until
+	// FlowLockRead reads FlowColumns and FlowBudgetColumns of one group, locking its row until
 	// the transaction ends (SQLite: the transaction holds the file's write
 	// lock already): argument group_name. Every such transaction ends with
 	// FlowWrite, which changes the row (lock_seq + 1): on Galera, two of them
@@ -166,9 +166,11 @@ type Statements struct {
 	// FlowWrite writes a group's state: arguments members, tokens,
 	// refilled_at, breaker_state, breaker_until, cooldown_ms, probe_task,
 	// window_start, window_ok, window_failed, closed_at, opened_count,
-	// updated_at, then group_name.
+	// updated_at, budget_start, budget_firsts, budget_retries, then
+	// group_name.
 	FlowWrite string
-	// FlowGroups reads FlowColumns of every group, by name.
+	// FlowGroups reads FlowColumns and FlowBudgetColumns of every group, by
+	// name.
 	FlowGroups string
 	// FlowRunning counts the running rows of n task names: the n names.
 	FlowRunning func(n int) string
