@@ -14,11 +14,12 @@ import (
 // The gated claim of a flow group (flow_state.go has the rules).
 //
 // Every claim of a group's attempts runs in one transaction that first
-// locks the group's argo_flow row (FlowLockRead) and ends by writing it
-// (FlowWrite, lock_seq + 1): the claims of one group are serialised across
-// instances, and on Galera two of them on different nodes conflict at
-// certification (one is rolled back and runs again). Inside
-// it, the group's running rows are counted: the slots of the concurrency
+// locks the group's argo_flow row (FlowLockRead) and, if it took tasks,
+// ends by writing it (FlowWrite, lock_seq + 1): the claims of one group are
+// serialised across instances, and on Galera two that took on different
+// nodes conflict at certification (one is rolled back and runs again).
+// Inside it, the group's running rows are counted (with the candidates, in
+// one statement): the slots of the concurrency
 // cap are the running rows themselves, so a slot is released by whatever
 // ends the attempt's running state (its finish, the rescue of a lost
 // lease, an operator's change), exactly once, with no second record to

@@ -154,9 +154,10 @@ type Statements struct {
 	// FinishedSince reads n, dead of tasks finished since: argument since.
 	FinishedSince string
 
-	// FlowLockRead reads FlowColumns and FlowBudgetColumns of one group, locking its row until
-	// the transaction ends (SQLite: the transaction holds the file's write
-	// lock already): argument group_name. Every such transaction ends with
+	// FlowLockRead reads FlowColumns and FlowBudgetColumns of one group,
+	// locking its row until the transaction ends (SQLite: the transaction
+	// holds the file's write lock already): argument group_name. Every such
+	// transaction that changes anything (a claim that took tasks) ends with
 	// FlowWrite, which changes the row (lock_seq + 1): on Galera, two of them
 	// on different nodes conflict at certification.
 	FlowLockRead string
