@@ -115,6 +115,7 @@ func (s *Store) ClaimFlow(ctx context.Context, c FlowClaim) (FlowClaimResult, er
 		if err != nil {
 			return err
 		}
+		read := *st
 		st.addMembers(c.Names)
 		scope := "task_id IN " + nameIn
 		dueArgs := slices.Clip(append([]any{c.Now, c.Now}, nameArgs...))
@@ -179,13 +180,10 @@ func (s *Store) ClaimFlow(ctx context.Context, c FlowClaim) (FlowClaimResult, er
 			return err
 		}
 		out.Tasks = append(attempts, fallbacks...)
-		// A claim that took nothing writes nothing (and has nothing to
-		// certify on Galera): what it changed in st is recomputed alike by
-		// the next claim (the bucket's refill from an older refilled_at
-		// reaches the same tokens, a new budget window starts again, names
-		// join the members with the first of their rows it takes), and no
-		// breaker moves without a start (Took) or an outcome.
-		if len(out.Tasks) > 0 {
+		// A claim that took nothing and changed nothing in st (a group at
+		// its cap, a half-open breaker) writes nothing, and has nothing to
+		// certify on Galera.
+		if len(out.Tasks) > 0 || *st != read {
 			if _, err := tx.ExecContext(ctx, s.sql.FlowWrite, st.flowWriteArgs()...); err != nil {
 				return err
 			}
