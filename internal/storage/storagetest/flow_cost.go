@@ -6,8 +6,8 @@ import (
 	"github.com/argo-retry/argo/internal/storage"
 )
 
-// A gated claim that takes nothing (its group at its cap) does not write
-// the group's row: lock_seq stays as the last claim that took left it, and
+// A gated claim that takes nothing and changes nothing (its group at its
+// cap) does not write the group's row: lock_seq stays as the last claim that took left it, and
 // the claim that takes the freed slot writes it again.
 func flowFullClaimWritesNothing(t *testing.T, e Engine) {
 	s := e.Open(t)
