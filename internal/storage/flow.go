@@ -14,8 +14,8 @@ import (
 // The gated claim of a flow group (flow_state.go has the rules).
 //
 // Every claim of a group's attempts runs in one transaction that first
-// locks the group's argo_flow row (FlowLockRead) and, if it took tasks,
-// ends by writing it (FlowWrite, lock_seq + 1): the claims of one group are
+// locks the group's argo_flow row (FlowLockRead) and, unless it took
+// nothing and changed nothing, ends by writing it (FlowWrite, lock_seq + 1): the claims of one group are
 // serialised across instances, and on Galera two that took on different
 // nodes conflict at certification (one is rolled back and runs again).
 // Inside it, the group's running rows are counted (with the candidates, in
