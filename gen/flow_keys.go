@@ -14,7 +14,8 @@ import (
 
 // The flow-control keys (docs/flow-control.md): limit=[GROUP:]N,
 // rate=[GROUP:]N/UNIT, burst=N, breaker=[GROUP:]N/WINDOW or
-// [GROUP:]P%/WINDOW, cooldown=DURATION. They become TaskDef.Flow.
+// [GROUP:]P%/WINDOW, cooldown=DURATION, retry-budget=[GROUP:]P%/WINDOW.
+// They become TaskDef.Flow.
 
 // flowSpec is what the flow keys of one directive declare.
 type flowSpec struct {
@@ -29,10 +30,13 @@ type flowSpec struct {
 	cooldown    time.Duration
 	hasBreaker  bool
 	declaredAny bool
+	// retry-budget=: the share of first attempts and its window.
+	budgetShare  float64
+	budgetWindow time.Duration
 }
 
 // flowKeys lists the flow-control keys, in documentation order.
-var flowKeys = []string{"limit", "rate", "burst", "breaker", "cooldown"}
+var flowKeys = []string{"limit", "rate", "burst", "breaker", "cooldown", "retry-budget"}
 
 func init() {
 	keys = append(keys, flowKeys...)
@@ -121,6 +125,28 @@ func init() {
 		s.flow.cooldown = d
 		return ""
 	}
+	setters["retry-budget"] = func(s *spec, v string) string {
+		g, b, msg := splitGroup(s, "retry-budget", v)
+		if msg != "" {
+			return msg
+		}
+		const want = "want [GROUP:]P%/WINDOW, retries at most P% of the first attempts started within WINDOW across instances, like printer:20%/1m"
+		share, win, ok := strings.Cut(b, "/")
+		pct, isPct := strings.CutSuffix(share, "%")
+		if !ok || !isPct {
+			return want
+		}
+		p, err := strconv.ParseFloat(pct, 64)
+		if err != nil || p <= 0 || p > 100 {
+			return want
+		}
+		w, err := time.ParseDuration(win)
+		if err != nil || w < time.Millisecond {
+			return want
+		}
+		s.flow.budgetShare, s.flow.budgetWindow = p/100, w
+		return s.flow.setGroup("retry-budget", g)
+	}
 }
 
 // splitGroup splits "GROUP:VALUE" (or "VALUE") at its last colon and
@@ -197,7 +223,7 @@ func (c *checker) crossFlow() {
 					break
 				}
 			}
-			c.at(pos, "%s: flow group %s is declared with other values by %s at %s; give every task of a group the same limit, rate, burst, breaker and cooldown", t.display(), g, first.display(), c.shortPos(first.decl.Name.Pos()))
+			c.at(pos, "%s: flow group %s is declared with other values by %s at %s; give every task of a group the same limit, rate, burst, breaker, cooldown and retry-budget", t.display(), g, first.display(), c.shortPos(first.decl.Name.Pos()))
 		}
 	}
 }
@@ -234,6 +260,10 @@ func (e *emitter) flowDef(t *task) jen.Code {
 			bp = append(bp, kv("Cooldown", duration(f.cooldown)))
 		}
 		pairs = append(pairs, kv("Breaker", jen.Op("&").Add(e.rt("Breaker")).Add(fields(bp...))))
+	}
+	if f.budgetShare > 0 {
+		pairs = append(pairs, kv("RetryBudget", jen.Op("&").Add(e.rt("RetryBudget")).Add(fields(
+			kv("Share", jen.Lit(f.budgetShare)), kv("Window", duration(f.budgetWindow))))))
 	}
 	return jen.Op("&").Add(e.rt("FlowControl")).Add(fields(pairs...))
 }

@@ -39,6 +39,9 @@ type FlowControl struct {
 	Burst int
 	// Breaker, if set, is the group's circuit breaker.
 	Breaker *Breaker
+	// RetryBudget, if set, bounds the group's retries by its first
+	// attempts (directive key retry-budget=).
+	RetryBudget *RetryBudget
 }
 
 // Breaker is a group's circuit breaker, shared by every instance: after
@@ -116,6 +119,9 @@ func (f *FlowControl) validate() error {
 			return fmt.Errorf("breaker: release rate %v is not a positive number per second", b.ReleaseRate)
 		}
 	}
+	if err := f.RetryBudget.validate(); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -143,6 +149,9 @@ func (f *FlowControl) policy() storage.FlowPolicy {
 			ReleaseRate:    release, ReleaseForMs: or(b.ReleaseFor, DefaultBreakerReleaseFor),
 		}
 	}
+	if b := f.RetryBudget; b != nil {
+		p.RetryBudget = b.policy()
+	}
 	return p
 }
 
@@ -164,7 +173,7 @@ func (rt *Runtime) checkFlowGroups(defs []*TaskDef) error {
 		}
 		g := d.Flow.group(d.Name)
 		if o, ok := seen[g]; ok && o.Name != d.Name && !reflect.DeepEqual(o.Flow.policy(), d.Flow.policy()) {
-			errs = append(errs, fmt.Errorf("argo: task %s: flow group %q is declared by task %s with other values (limit, rate, burst, breaker): declare them once, the same for every task of the group", d.Name, g, o.Name))
+			errs = append(errs, fmt.Errorf("argo: task %s: flow group %q is declared by task %s with other values (limit, rate, burst, breaker, retry budget): declare them once, the same for every task of the group", d.Name, g, o.Name))
 			continue
 		}
 		seen[g] = d
@@ -210,6 +219,24 @@ func (rt *Runtime) splitFlow(names []string) (plain []string, groups []flowGroup
 type flowWakes struct {
 	mu   sync.Mutex
 	next map[string]time.Time
+	// busy: the group's last gated claim here took tasks (the next one
+	// skips the read that spares an idle group its transaction).
+	busy map[string]bool
+}
+
+func (w *flowWakes) isBusy(group string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.busy[group]
+}
+
+func (w *flowWakes) setBusy(group string, busy bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.busy == nil {
+		w.busy = map[string]bool{}
+	}
+	w.busy[group] = busy
 }
 
 func (w *flowWakes) due(group string, now time.Time) bool {
@@ -241,7 +268,9 @@ func (rt *Runtime) claimFlow(groups []flowGroup, n int, now time.Time) ([]*Task,
 		r, err := rt.store.ClaimFlow(rt.ctx, storage.FlowClaim{
 			Group: g.name, Names: g.names, Policy: g.policy, Owner: rt.cfg.InstanceID,
 			Now: toMillis(now), LeaseUntil: toMillis(now.Add(rt.cfg.LeaseDuration)), Limit: n - len(out),
+			Busy: rt.flow.isBusy(g.name),
 		})
+		rt.flow.setBusy(g.name, err == nil && len(r.Tasks) > 0)
 		if err != nil {
 			return out, fmt.Errorf("flow group %s: %w", g.name, err)
 		}

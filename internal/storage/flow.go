@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jmoiron/sqlx"
@@ -13,11 +14,12 @@ import (
 // The gated claim of a flow group (flow_state.go has the rules).
 //
 // Every claim of a group's attempts runs in one transaction that first
-// locks the group's argo_flow row (FlowLockRead) and ends by writing it
-// (FlowWrite, lock_seq + 1): the claims of one group are serialised across
-// instances, and on Galera two of them on different nodes conflict at
-// certification (one is rolled back and runs again). Inside
-// it, the group's running rows are counted: the slots of the concurrency
+// locks the group's argo_flow row (FlowLockRead) and, unless it took
+// nothing and changed nothing, ends by writing it (FlowWrite, lock_seq + 1): the claims of one group are
+// serialised across instances, and on Galera two that took on different
+// nodes conflict at certification (one is rolled back and runs again).
+// Inside it, the group's running rows are counted (with the candidates, in
+// one statement): the slots of the concurrency
 // cap are the running rows themselves, so a slot is released by whatever
 // ends the attempt's running state (its finish, the rescue of a lost
 // lease, an operator's change), exactly once, with no second record to
@@ -42,6 +44,9 @@ type FlowClaim struct {
 	// Now is the claim's time; LeaseUntil the leases' end.
 	Now, LeaseUntil Millis
 	Limit           int
+	// Busy: the caller's last claim of the group took tasks, so the plain
+	// read that spares an idle group its transaction is skipped.
+	Busy bool
 	// BeforeTake, if set, runs inside the claim's transaction between the
 	// candidates' read and their take (the conformance suite changes a
 	// candidate there, as a concurrent writer would). nil in production.
@@ -92,14 +97,17 @@ func (s *Store) ClaimFlow(ctx context.Context, c FlowClaim) (FlowClaimResult, er
 	}
 	// A group with nothing due costs one plain read, no write: the poll of
 	// an idle group neither locks its row nor queues behind its claimers.
+	// A group the caller found busy skips it (it would find work).
 	nameIn, nameArgs := InList(c.Names)
-	var due []int64
-	if err := s.db.SelectContext(ctx, &due, s.sql.FlowDue(StateSet(ClaimableStates...), "task_id IN "+nameIn),
-		append(append([]any{c.Now, c.Now}, nameArgs...), 1)...); err != nil {
-		return out, err
-	}
-	if len(due) == 0 {
-		return out, nil
+	if !c.Busy {
+		var due []int64
+		if err := s.db.SelectContext(ctx, &due, s.sql.FlowDue(StateSet(ClaimableStates...), "task_id IN "+nameIn),
+			append(append([]any{c.Now, c.Now}, nameArgs...), 1)...); err != nil {
+			return out, err
+		}
+		if len(due) == 0 {
+			return out, nil
+		}
 	}
 	err := s.writeIso(ctx, sql.LevelReadCommitted, func(tx *sqlx.Tx) error {
 		out = FlowClaimResult{}
@@ -107,26 +115,13 @@ func (s *Store) ClaimFlow(ctx context.Context, c FlowClaim) (FlowClaimResult, er
 		if err != nil {
 			return err
 		}
+		read := *st
 		st.addMembers(c.Names)
-		running := 0
-		if c.Policy.Limit > 0 {
-			members := st.MemberNames()
-			_, args := InList(members)
-			if err := tx.GetContext(ctx, &running, s.sql.FlowRunning(len(members)), args...); err != nil {
-				return err
-			}
-		}
-		admit, probe, wakeAt := st.Admit(c.Policy, c.Now, c.Limit, running)
-		out.WakeAt = wakeAt
 		scope := "task_id IN " + nameIn
-		take := func(states []State, limit int) ([]*Task, error) {
-			if limit <= 0 {
+		dueArgs := slices.Clip(append([]any{c.Now, c.Now}, nameArgs...))
+		takeRead := func(cands []*Task) ([]*Task, error) {
+			if len(cands) == 0 {
 				return nil, nil
-			}
-			var cands []*Task
-			args := append([]any{c.Now, c.Now}, nameArgs...)
-			if err := tx.SelectContext(ctx, &cands, s.sql.FlowCandidates(StateSet(states...), scope), append(args, limit)...); err != nil {
-				return nil, err
 			}
 			if c.BeforeTake != nil {
 				if err := c.BeforeTake(ctx, tx, cands); err != nil {
@@ -135,23 +130,64 @@ func (s *Store) ClaimFlow(ctx context.Context, c FlowClaim) (FlowClaimResult, er
 			}
 			return s.takeFlow(ctx, tx, c, SortedByID(cands))
 		}
-		attempts, err := take(WaitingStates, admit)
-		if err != nil {
-			return err
+		take := func(states []State, limit int, scope string) ([]*Task, error) {
+			if limit <= 0 {
+				return nil, nil
+			}
+			var cands []*Task
+			if err := tx.SelectContext(ctx, &cands, s.sql.FlowCandidates(StateSet(states...), scope), append(dueArgs, limit)...); err != nil {
+				return nil, err
+			}
+			return takeRead(cands)
+		}
+		var attempts []*Task
+		var admit int
+		var probe bool
+		if c.Policy.RetryBudget == nil {
+			// One read: the due candidates (oldest first, as many as the
+			// claim could take) and the group's running rows, counted by the
+			// same statement after the row lock (so as exactly as a read of
+			// their own).
+			cands, running, err := s.flowCandidatesCounted(ctx, tx, c, st, scope, dueArgs)
+			if err != nil {
+				return err
+			}
+			admit, probe, out.WakeAt = st.Admit(c.Policy, c.Now, len(cands), running)
+			if attempts, err = takeRead(cands[:admit]); err != nil {
+				return err
+			}
+		} else {
+			running := 0
+			if c.Policy.Limit > 0 {
+				members := st.MemberNames()
+				_, args := InList(members)
+				if err := tx.GetContext(ctx, &running, s.sql.FlowRunning(len(members)), args...); err != nil {
+					return err
+				}
+			}
+			admit, probe, out.WakeAt = st.Admit(c.Policy, c.Now, c.Limit, running)
+			if attempts, err = s.takeWithinBudget(c, st, admit, scope, take); err != nil {
+				return err
+			}
 		}
 		var probeID int64
 		if probe && len(attempts) > 0 {
 			probeID = attempts[0].ID
 		}
 		st.Took(c.Policy, c.Now, len(attempts), probe, probeID)
-		fallbacks, err := take([]State{StateExhausted}, c.Limit-len(attempts))
+		fallbacks, err := take([]State{StateExhausted}, c.Limit-len(attempts), scope)
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, s.sql.FlowWrite, st.flowWriteArgs()...); err != nil {
-			return err
-		}
 		out.Tasks = append(attempts, fallbacks...)
+		// A claim that took nothing and changed nothing in st (a group at
+		// its cap, a half-open breaker) writes nothing, and has nothing to
+		// certify on Galera.
+		if len(out.Tasks) > 0 || *st != read {
+			if _, err := tx.ExecContext(ctx, s.sql.FlowWrite, st.flowWriteArgs()...); err != nil {
+				return err
+			}
+		}
 		out.Breaker = st.Breaker
 		return nil
 	})
@@ -272,4 +308,33 @@ func (s *Store) takeFlow(ctx context.Context, tx *sqlx.Tx, c FlowClaim, byID []*
 		}
 	}
 	return took, nil
+}
+
+// flowCandidatesCounted reads, inside the claim's transaction, up to
+// c.Limit due candidates of the group's attempts and, when the policy has
+// a cap, the group's running rows (every member's) in the same statement.
+// With no candidate the count is not needed (nothing would start) and 0.
+func (s *Store) flowCandidatesCounted(ctx context.Context, tx *sqlx.Tx, c FlowClaim, st *FlowState, scope string, dueArgs []any) ([]*Task, int, error) {
+	states := StateSet(WaitingStates...)
+	if c.Policy.Limit <= 0 {
+		var cands []*Task
+		err := tx.SelectContext(ctx, &cands, s.sql.FlowCandidates(states, scope), append(dueArgs, c.Limit)...)
+		return cands, 0, err
+	}
+	members := st.MemberNames()
+	_, memberArgs := InList(members)
+	var rows []struct {
+		Task
+		Running int `db:"flow_running"`
+	}
+	if err := tx.SelectContext(ctx, &rows, s.sql.FlowCandidatesCounted(states, scope, len(members)),
+		append(append(memberArgs, dueArgs...), c.Limit)...); err != nil {
+		return nil, 0, err
+	}
+	cands := make([]*Task, len(rows))
+	running := 0
+	for i := range rows {
+		cands[i], running = &rows[i].Task, rows[i].Running
+	}
+	return cands, running, nil
 }

@@ -63,12 +63,18 @@ type FlowState struct {
 	ClosedAt     Millis       `db:"closed_at"`
 	OpenedCount  int          `db:"opened_count"`
 	UpdatedAt    Millis       `db:"updated_at"`
+	// The retry budget's window (flow_budget.go): its start, and the first
+	// attempts and retries started in it.
+	BudgetStart   Millis `db:"budget_start"`
+	BudgetFirsts  int    `db:"budget_firsts"`
+	BudgetRetries int    `db:"budget_retries"`
 }
 
 // flowWriteArgs are the arguments of Statements.FlowWrite.
 func (st *FlowState) flowWriteArgs() []any {
 	return []any{st.Members, st.Tokens, st.RefilledAt, st.Breaker, st.BreakerUntil, st.CooldownMs, st.ProbeTask,
-		st.WindowStart, st.WindowOK, st.WindowFailed, st.ClosedAt, st.OpenedCount, st.UpdatedAt, st.Group}
+		st.WindowStart, st.WindowOK, st.WindowFailed, st.ClosedAt, st.OpenedCount, st.UpdatedAt,
+		st.BudgetStart, st.BudgetFirsts, st.BudgetRetries, st.Group}
 }
 
 // FlowPolicy is what a group enforces. The zero value enforces nothing
@@ -84,6 +90,8 @@ type FlowPolicy struct {
 	Burst int
 	// Breaker, if set, is the group's circuit breaker.
 	Breaker *BreakerPolicy
+	// RetryBudget, if set, bounds the group's retries by its first attempts.
+	RetryBudget *RetryBudgetPolicy
 }
 
 // BreakerPolicy configures a group's circuit breaker. Durations are in

@@ -154,9 +154,10 @@ type Statements struct {
 	// FinishedSince reads n, dead of tasks finished since: argument since.
 	FinishedSince string
 
-	// FlowLockRead reads FlowColumns of one group, locking its row until
-	// the transaction ends (SQLite: the transaction holds the file's write
-	// lock already): argument group_name. Every such transaction ends with
+	// FlowLockRead reads FlowColumns and FlowBudgetColumns of one group,
+	// locking its row until the transaction ends (SQLite: the transaction
+	// holds the file's write lock already): argument group_name. Every such
+	// transaction that changes anything (a claim that took tasks) ends with
 	// FlowWrite, which changes the row (lock_seq + 1): on Galera, two of them
 	// on different nodes conflict at certification.
 	FlowLockRead string
@@ -166,9 +167,11 @@ type Statements struct {
 	// FlowWrite writes a group's state: arguments members, tokens,
 	// refilled_at, breaker_state, breaker_until, cooldown_ms, probe_task,
 	// window_start, window_ok, window_failed, closed_at, opened_count,
-	// updated_at, then group_name.
+	// updated_at, budget_start, budget_firsts, budget_retries, then
+	// group_name.
 	FlowWrite string
-	// FlowGroups reads FlowColumns of every group, by name.
+	// FlowGroups reads FlowColumns and FlowBudgetColumns of every group, by
+	// name.
 	FlowGroups string
 	// FlowRunning counts the running rows of n task names: the n names.
 	FlowRunning func(n int) string
@@ -182,6 +185,11 @@ type Statements struct {
 	// arguments owner, lease_until, now (the claim's SET), the n ids, n
 	// (id, task_status, execute_times) triples, due by, now.
 	FlowTakeAll func(n int) string
+	// FlowCandidatesCounted is FlowCandidates with one more column,
+	// flow_running: FlowRunning of n member names, counted by the same
+	// statement (one read fewer in the gated claim): arguments the n names,
+	// then FlowCandidates's.
+	FlowCandidatesCounted func(states, scope string, n int) string
 
 	// SchemaProbes select every column argo uses, each under the migration
 	// that creates it, in migration order.

@@ -434,7 +434,7 @@ func argoSubmitTx(ctx context.Context, tx runtime.Execer, def *runtime.TaskDef, 
 	return runtime.SubmitJSONTx(ctx, argoRuntime.Load(), tx, "integration."+register, def, args, shardBy, uniqueKey)
 }
 
-// argoKey turns a shard-by or unique-by parameter into its key.
+// argoKey turns a shard-by, unique-by or tenant-by parameter into its key.
 func argoKey(v any) string {
 	return fmt.Sprint(v)
 }

@@ -26,6 +26,8 @@ func flowCases() []testCase {
 		{"BreakerProbeLost", flowProbeLost},
 		{"OperatorOpensAndCloses", flowOperator},
 		{"TakeSkipsCandidateChangedSinceRead", flowTakeFence},
+		{"RetryBudgetBoundsRetriesByFirstAttempts", flowRetryBudget},
+		{"ClaimOfFullGroupWritesNothing", flowFullClaimWritesNothing},
 	}
 }
 

@@ -26,3 +26,13 @@ func FlowOne(ctx context.Context) error { return nil }
 //
 //argo:retry limit=shared:3
 func FlowTwo(ctx context.Context) error { return nil }
+
+// FlowBudgetBad has a retry budget that is not a share of first attempts.
+//
+//argo:retry retry-budget=20/1m
+func FlowBudgetBad(ctx context.Context) error { return nil }
+
+// FlowBudgetOver asks for more retries than first attempts.
+//
+//argo:retry retry-budget=150%/1m
+func FlowBudgetOver(ctx context.Context) error { return nil }

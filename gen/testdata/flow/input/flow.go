@@ -15,7 +15,8 @@ func Print(ctx context.Context, doc string) error { return nil }
 //argo:retry limit=printer:4 rate=50/s burst=100 breaker=printer:5/30s cooldown=10s
 func Scan(ctx context.Context, page int) error { return nil }
 
-// Mail is its own group: 120 a minute, a breaker at a 50% failure ratio.
+// Mail is its own group: 120 a minute, a breaker at a 50% failure ratio,
+// retries at most 20% of the first attempts of each minute.
 //
-//argo:retry rate=120/m breaker=50%/1m
+//argo:retry rate=120/m breaker=50%/1m retry-budget=20%/1m
 func Mail(ctx context.Context, to string) error { return nil }

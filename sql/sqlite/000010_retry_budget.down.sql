@@ -1,0 +1,3 @@
+ALTER TABLE argo_flow DROP COLUMN budget_retries;
+ALTER TABLE argo_flow DROP COLUMN budget_firsts;
+ALTER TABLE argo_flow DROP COLUMN budget_start;
