@@ -250,6 +250,8 @@ type Statements struct {
 	// timer: arguments lease_owner, lease_until (the hold), then id,
 	// execute_times, execute_time (as read), now (lease ended by).
 	HoldScheduled string
+
+	DependencyStatements
 }
 
 // SchemaProbe is a statement that fails unless the tables and columns a
@@ -257,4 +259,30 @@ type Statements struct {
 type SchemaProbe struct {
 	Migration string // the file under sql/<dialect>/, e.g. "000002_attempt_on_task.up.sql"
 	Query     string
+}
+
+// DependencyStatements are the statements of task dependencies (migration
+// 000007; dependencies.go), embedded in Statements.
+type DependencyStatements struct {
+	// DepUpstreamStates reads id, task_status of n rows, locked until the
+	// transaction ends on an engine with row locks: the n ids.
+	DepUpstreamStates func(n int) string
+	// InsertDeps writes n edges: per edge task_pk, upstream_pk,
+	// upstream_outcome, created_at.
+	InsertDeps func(n int) string
+	// DepRecordOutcome records an upstream task's outcome on its unsettled
+	// edges if the task is in the given state: arguments outcome,
+	// upstream_pk, id (the same), task_status.
+	DepRecordOutcome string
+	// DepRelease makes pending the blocked tasks after an upstream task
+	// whose edges are all succeeded: arguments now, upstream_pk.
+	DepRelease string
+	// DepSkip skips the blocked tasks downstream, transitively, of an
+	// upstream task whose edges record a failure: arguments upstream_pk,
+	// error_msg, now.
+	DepSkip string
+	// DepUpstream and DepDownstream read other (the task at the other end),
+	// task_status (-1 when purged), upstream_outcome of a task's edges, by
+	// other: argument id.
+	DepUpstream, DepDownstream string
 }

@@ -185,6 +185,9 @@ func (s *Store) FinishBatchAsIs(ctx context.Context, fs []Finishing, now Millis)
 			if a := f.HistoryRow(); a != nil {
 				hist = append(hist, a)
 			}
+			if err := s.settleDownstream(ctx, tx, f.ID, f.To, now); err != nil {
+				return err
+			}
 		}
 		return s.insertAttempts(ctx, tx, hist)
 	})
@@ -394,6 +397,9 @@ func (s *Store) RescueAsIs(ctx context.Context, f Finishing, leaseUntil, now Mil
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return ErrLeaseLost
+		}
+		if err := s.settleDownstream(ctx, tx, f.ID, f.To, now); err != nil {
+			return err
 		}
 		return s.InsertAttempt(ctx, tx, f.History)
 	})

@@ -89,6 +89,7 @@ func areas() []struct {
 		{"Operator", operatorCases()},
 		{"GroupCommit", groupCommitCases()},
 		{"Flow", flowCases()},
+		{"Dependencies", dependencyCases()},
 	}
 }
 
