@@ -251,19 +251,8 @@ type Statements struct {
 	// execute_times, execute_time (as read), now (lease ended by).
 	HoldScheduled string
 
-	DependencyStatements
-}
+	// The dependency statements (migration 000007; dependencies.go).
 
-// SchemaProbe is a statement that fails unless the tables and columns a
-// migration creates are there.
-type SchemaProbe struct {
-	Migration string // the file under sql/<dialect>/, e.g. "000002_attempt_on_task.up.sql"
-	Query     string
-}
-
-// DependencyStatements are the statements of task dependencies (migration
-// 000007; dependencies.go), embedded in Statements.
-type DependencyStatements struct {
 	// DepUpstreamStates reads id, task_status of n rows, locked until the
 	// transaction ends on an engine with row locks: the n ids.
 	DepUpstreamStates func(n int) string
@@ -285,4 +274,11 @@ type DependencyStatements struct {
 	// task_status (-1 when purged), upstream_outcome of a task's edges, by
 	// other: argument id.
 	DepUpstream, DepDownstream string
+}
+
+// SchemaProbe is a statement that fails unless the tables and columns a
+// migration creates are there.
+type SchemaProbe struct {
+	Migration string // the file under sql/<dialect>/, e.g. "000002_attempt_on_task.up.sql"
+	Query     string
 }

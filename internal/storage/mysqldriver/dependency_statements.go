@@ -14,7 +14,7 @@ func init() {
 	skipped := storage.StateValue(storage.StateSkipped)
 	ok := strconv.Itoa(storage.UpstreamSucceeded)
 	failed := strconv.Itoa(storage.UpstreamFailed)
-	d := &statements.DependencyStatements
+	d := statements
 	d.DepUpstreamStates = func(n int) string {
 		// FOR UPDATE: a finish of an upstream task waits for the submit, then
 		// its DependencySteps see the new edges.

@@ -14,7 +14,7 @@ func init() {
 	skipped := storage.StateValue(storage.StateSkipped)
 	ok := strconv.Itoa(storage.UpstreamSucceeded)
 	failed := strconv.Itoa(storage.UpstreamFailed)
-	d := &statements.DependencyStatements
+	d := statements
 	d.DepUpstreamStates = func(n int) string {
 		// The transaction holds the file's write lock: no finish runs meanwhile.
 		return "SELECT id, task_status FROM argo_task WHERE id IN " + storage.Placeholders(n)
