@@ -130,4 +130,9 @@ type Call struct {
 	UniqueKey string
 	// RunAt, if set, overrides the first attempt's time (and the mode).
 	RunAt time.Time
+	// After lists existing tasks (ids) this call runs after: it is written
+	// blocked until every one of them succeeded or recovered, and skipped if
+	// one ends dead or discarded (docs/dependencies.md). Submit only (and
+	// SubmitGroup); SubmitTx refuses it. Default none.
+	After []int64
 }
