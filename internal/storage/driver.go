@@ -141,8 +141,8 @@ var (
 	// WaitingStates wait for their due time to run: pending, retrying.
 	WaitingStates = []State{StatePending, StateRetrying}
 	// PurgeableStates are final and deleted after the retention age:
-	// succeeded, recovered, discarded.
-	PurgeableStates = []State{StateSucceeded, StateRecovered, StateDiscarded}
+	// succeeded, recovered, discarded, skipped.
+	PurgeableStates = []State{StateSucceeded, StateRecovered, StateDiscarded, StateSkipped}
 	// FinishedStates are final and counted by Stats: succeeded, recovered, dead.
 	FinishedStates = []State{StateSucceeded, StateRecovered, StateDead}
 	// RequeueableStates may be requeued by an operator: dead, discarded.

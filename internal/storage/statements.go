@@ -274,6 +274,9 @@ type Statements struct {
 	// task_status (-1 when purged), upstream_outcome of a task's edges, by
 	// other: argument id.
 	DepUpstream, DepDownstream string
+	// DeleteDeps deletes the edges of n purged tasks, at either end: the n
+	// ids, twice.
+	DeleteDeps func(n int) string
 }
 
 // SchemaProbe is a statement that fails unless the tables and columns a

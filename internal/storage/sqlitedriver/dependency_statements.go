@@ -34,5 +34,8 @@ func init() {
 		" UPDATE argo_task SET task_status = " + skipped + ", error_msg = ?, gmt_modified = ? WHERE task_status = " + blocked + " AND id IN (SELECT id FROM down)"
 	d.DepUpstream = "SELECT e.upstream_pk AS other, COALESCE(t.task_status, -1) AS task_status, e.upstream_outcome FROM argo_task_dep e LEFT JOIN argo_task t ON t.id = e.upstream_pk WHERE e.task_pk = ? ORDER BY e.upstream_pk"
 	d.DepDownstream = "SELECT e.task_pk AS other, COALESCE(t.task_status, -1) AS task_status, e.upstream_outcome FROM argo_task_dep e LEFT JOIN argo_task t ON t.id = e.task_pk WHERE e.upstream_pk = ? ORDER BY e.task_pk"
+	d.DeleteDeps = func(n int) string {
+		return "DELETE FROM argo_task_dep WHERE task_pk IN " + storage.Placeholders(n) + " OR upstream_pk IN " + storage.Placeholders(n)
+	}
 	statements.SchemaProbes = append(statements.SchemaProbes, storage.SchemaProbe{Migration: "000007_task_dependencies.up.sql", Query: "SELECT task_pk, upstream_pk, upstream_outcome, created_at FROM argo_task_dep WHERE 1=0"})
 }

@@ -32,6 +32,7 @@ func dependencyCases() []testCase {
 		testCase{"AfterExistingTasks", depAfterExisting},
 		testCase{"SubmitRacingTheUpstreamFinish", depSubmitRacingFinish},
 		testCase{"Chain1000", depChain},
+		testCase{"PurgedWithTheirEdges", depPurge},
 	)
 }
 
@@ -360,4 +361,23 @@ func depChain(t *testing.T, e Engine) {
 		}
 	}
 	t.Logf("chain of %d: submitted in %v, run in order in %v", n, submitted, time.Since(start)-submitted)
+}
+
+// The retention purge deletes skipped tasks like discarded ones, and the
+// edges of every task it deletes, at either end.
+func depPurge(t *testing.T, e Engine) {
+	s := e.Open(t)
+	ctx := ctxFor(t)
+	ids := submitGroup(t, s, group(100, []string{"a", "b"}, map[int][]int{1: {0}}), 100)
+	if err := s.DiscardRecorded(ctx, ids[0], "not needed", "op", 200); err != nil {
+		t.Fatal(err)
+	}
+	wantStates(t, s, "after the discard", map[int64]storage.State{ids[1]: storage.StateSkipped})
+	n, err := s.Purge(ctx, 1000, 10)
+	if err != nil || n != 2 {
+		t.Fatalf("purge: %d, %v; want the discarded and the skipped task", n, err)
+	}
+	if n := count(t, s, "SELECT COUNT(*) FROM argo_task_dep"); n != 0 {
+		t.Fatalf("%d edges left after the purge of both ends", n)
+	}
 }
