@@ -516,7 +516,9 @@ func (s *Store) PurgeIDs(ctx context.Context, ids []int64, cutoff Millis) (int, 
 				return err
 			}
 		}
-		return nil
+		// Their dependency edges, at either end (dependencies.go).
+		_, err := tx.ExecContext(ctx, s.sql.DeleteDeps(n), append(args, args...)...)
+		return err
 	})
 	if err != nil {
 		return 0, err
