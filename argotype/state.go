@@ -97,7 +97,7 @@ var transitions = map[State][]State{
 	StateDead:        {StatePending, StateDiscarded},
 	StateDiscarded:   {StatePending},
 	StateBlocked:     {StatePending, StateSkipped, StateDiscarded}, // released, skipped by the cascade, or discarded
-	StateSkipped:     nil,
+	StateSkipped:     {StateBlocked},                               // its upstream task requeued as a new task
 }
 
 // CanTransition reports whether the state machine allows from → to.

@@ -236,3 +236,64 @@ func (s *Store) Downstream(ctx context.Context, id int64) ([]Dependency, error) 
 	err := s.db.SelectContext(ctx, &ds, s.sql.DepDownstream, id)
 	return ds, err
 }
+
+// unskipDownstream, in the transaction of a requeue of task old as task
+// fresh, brings back the tasks skipped because old failed: each skipped
+// task downstream of old (transitively) whose every other upstream task
+// has succeeded, is unfinished, or is itself brought back returns to
+// blocked, its error cleared, and its edge from old now runs from fresh.
+// A skipped task that also waits on another failed task stays skipped (and
+// so do the tasks after it). They never ran, so no idempotency key repeats.
+func (s *Store) unskipDownstream(ctx context.Context, tx *sqlx.Tx, old, fresh int64, now Millis) error {
+	var closure []struct {
+		ID    int64 `db:"id"`
+		State State `db:"task_status"`
+	}
+	if err := tx.SelectContext(ctx, &closure, s.sql.DepDownstreamClosure, old); err != nil {
+		return err
+	}
+	back := map[int64]bool{}
+	var ids []int64
+	for _, c := range closure {
+		if c.State == StateSkipped {
+			back[c.ID] = true
+			ids = append(ids, c.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	var edges []struct {
+		Task     int64 `db:"task_pk"`
+		Upstream int64 `db:"upstream_pk"`
+		Outcome  int   `db:"upstream_outcome"`
+		State    State `db:"task_status"`
+	}
+	if err := tx.SelectContext(ctx, &edges, s.sql.DepEdgesOf(len(ids)), anySlice(ids)...); err != nil {
+		return err
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, e := range edges {
+			if !back[e.Task] || e.Upstream == old || back[e.Upstream] || e.Outcome == UpstreamSucceeded {
+				continue
+			}
+			if e.Outcome == UpstreamFailed || e.State == StateSkipped || e.State < 0 {
+				delete(back, e.Task) // waits on another failed task: stays skipped
+				changed = true
+			}
+		}
+	}
+	ids = ids[:0]
+	for id := range back {
+		ids = append(ids, id)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, s.sql.DepRepoint(len(ids)), append([]any{fresh, old}, anySlice(ids)...)...); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, s.sql.DepUnskip(len(ids)), append([]any{now}, anySlice(ids)...)...)
+	return err
+}

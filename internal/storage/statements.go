@@ -277,6 +277,19 @@ type Statements struct {
 	// DeleteDeps deletes the edges of n purged tasks, at either end: the n
 	// ids, twice.
 	DeleteDeps func(n int) string
+	// DepDownstreamClosure reads id, task_status of every task downstream
+	// of one, transitively: argument upstream_pk.
+	DepDownstreamClosure string
+	// DepEdgesOf reads task_pk, upstream_pk, upstream_outcome and the
+	// upstream task's task_status (-1 when purged) of the edges of n
+	// tasks: the n ids.
+	DepEdgesOf func(n int) string
+	// DepRepoint moves the edges from one upstream task to another, unsettled, for n
+	// tasks: arguments new upstream_pk, old upstream_pk, the n ids.
+	DepRepoint func(n int) string
+	// DepUnskip makes n skipped tasks blocked again, their error cleared:
+	// arguments now, the n ids.
+	DepUnskip func(n int) string
 }
 
 // SchemaProbe is a statement that fails unless the tables and columns a

@@ -40,5 +40,17 @@ func init() {
 	d.DeleteDeps = func(n int) string {
 		return "DELETE FROM argo_task_dep WHERE task_pk IN " + storage.Placeholders(n) + " OR upstream_pk IN " + storage.Placeholders(n)
 	}
+	d.DepDownstreamClosure = "WITH RECURSIVE down (id) AS (SELECT task_pk FROM argo_task_dep WHERE upstream_pk = ?" +
+		" UNION SELECT d.task_pk FROM argo_task_dep d JOIN down ON d.upstream_pk = down.id)" +
+		" SELECT t.id, t.task_status FROM argo_task t JOIN down ON down.id = t.id ORDER BY t.id"
+	d.DepEdgesOf = func(n int) string {
+		return "SELECT e.task_pk, e.upstream_pk, e.upstream_outcome, COALESCE(u.task_status, -1) AS task_status FROM argo_task_dep e LEFT JOIN argo_task u ON u.id = e.upstream_pk WHERE e.task_pk IN " + storage.Placeholders(n)
+	}
+	d.DepRepoint = func(n int) string {
+		return "UPDATE argo_task_dep SET upstream_pk = ?, upstream_outcome = 0 WHERE upstream_pk = ? AND task_pk IN " + storage.Placeholders(n)
+	}
+	d.DepUnskip = func(n int) string {
+		return "UPDATE argo_task SET task_status = " + blocked + ", error_msg = '', gmt_modified = ? WHERE task_status = " + skipped + " AND id IN " + storage.Placeholders(n)
+	}
 	statements.SchemaProbes = append(statements.SchemaProbes, storage.SchemaProbe{Migration: "000007_task_dependencies.up.sql", Query: "SELECT task_pk, upstream_pk, upstream_outcome, created_at FROM argo_task_dep WHERE 1=0"})
 }

@@ -33,6 +33,7 @@ func dependencyCases() []testCase {
 		testCase{"SubmitRacingTheUpstreamFinish", depSubmitRacingFinish},
 		testCase{"Chain1000", depChain},
 		testCase{"PurgedWithTheirEdges", depPurge},
+		testCase{"RequeueBringsBackSkipped", depRequeue},
 	)
 }
 
@@ -380,4 +381,43 @@ func depPurge(t *testing.T, e Engine) {
 	if n := count(t, s, "SELECT COUNT(*) FROM argo_task_dep"); n != 0 {
 		t.Fatalf("%d edges left after the purge of both ends", n)
 	}
+}
+
+// A requeue of a failed upstream task as a new task brings back, blocked
+// and now after the new task, the tasks skipped because of it; a task that
+// also ran after another failed task stays skipped. The new task's success
+// then releases them in order.
+func depRequeue(t *testing.T, e Engine) {
+	s := e.Open(t)
+	ctx := ctxFor(t)
+	// 0 A; 1 X; 2 B after A; 3 C after B; 4 E after A and X.
+	ids := submitGroup(t, s, group(100, []string{"a", "b", "b", "c", "d"}, map[int][]int{2: {0}, 3: {2}, 4: {0, 1}}), 100)
+	a, x, b, c, ee := ids[0], ids[1], ids[2], ids[3], ids[4]
+	for _, id := range []int64{x, a} {
+		if err := s.DiscardRecorded(ctx, id, "wrong input", "op", 200); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantStates(t, s, "after the discards", map[int64]storage.State{b: storage.StateSkipped, c: storage.StateSkipped, ee: storage.StateSkipped})
+	fresh, err := s.RequeueAsNew(ctx, a, "input fixed", "op", 300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantStates(t, s, "after the requeue", map[int64]storage.State{b: storage.StateBlocked, c: storage.StateBlocked, ee: storage.StateSkipped, fresh: pending})
+	if row := get(t, s, b); row.ErrorMsg != "" || row.GmtModified != 300 {
+		t.Fatalf("brought-back task: error %q, gmt_modified %d; want no error, 300", row.ErrorMsg, row.GmtModified)
+	}
+	if ups, err := s.Upstream(ctx, b); err != nil || len(ups) != 1 || ups[0].TaskID != fresh || ups[0].Outcome != storage.UpstreamUnfinished {
+		t.Fatalf("upstream of B after the requeue: %+v, %v; want the new task %d, unsettled", ups, err, fresh)
+	}
+	if ups, err := s.Upstream(ctx, ee); err != nil || len(ups) != 2 {
+		t.Fatalf("upstream of E: %+v, %v", ups, err)
+	}
+	if err := s.Finish(ctx, success(claimOnly(t, s, 400, fresh)[0]), 400); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Finish(ctx, success(claimOnly(t, s, 500, b)[0]), 500); err != nil {
+		t.Fatal(err)
+	}
+	claimOnly(t, s, 600, c)
 }
