@@ -148,8 +148,8 @@ var (
 	// RequeueableStates may be requeued by an operator: dead, discarded.
 	RequeueableStates = []State{StateDead, StateDiscarded}
 	// DiscardableStates may be discarded by an operator: pending, retrying,
-	// exhausted, dead.
-	DiscardableStates = []State{StatePending, StateRetrying, StateExhausted, StateDead}
+	// exhausted, dead, blocked (its downstream tasks are then skipped).
+	DiscardableStates = []State{StatePending, StateRetrying, StateExhausted, StateDead, StateBlocked}
 )
 
 // StateSet renders states as an SQL list of their stored values, "(0, 2, 4)",

@@ -247,6 +247,13 @@ func depOperatorEndsUpstream(t *testing.T, e Engine) {
 		t.Fatal(err)
 	}
 	wantStates(t, s, "after the force-fail", map[int64]storage.State{ids[1]: storage.StateSkipped})
+
+	// A blocked task may be discarded too; its own downstream tasks are skipped.
+	ids = submitGroup(t, s, group(100, []string{"a", "b", "c"}, map[int][]int{1: {0}, 2: {1}}), 100)
+	if err := s.DiscardRecorded(ctx, ids[1], "not wanted", "op", 500); err != nil {
+		t.Fatal(err)
+	}
+	wantStates(t, s, "after the discard of the blocked task", map[int64]storage.State{ids[0]: pending, ids[1]: discarded, ids[2]: storage.StateSkipped})
 }
 
 // Refused submits write nothing and say why: a cycle, an index out of
