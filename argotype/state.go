@@ -37,12 +37,20 @@ const (
 	StateDead State = 7
 	// StateDiscarded: an operator discarded the task with a reason. May be requeued.
 	StateDiscarded State = 8
+	// StateBlocked: waits for the tasks it depends on (argo_task_dep); not
+	// claimable (no due_at, outside every claim's state set). It becomes
+	// pending in the transaction in which its last upstream task succeeds or
+	// recovers, or skipped in the one in which an upstream ends dead or discarded.
+	StateBlocked State = 9
+	// StateSkipped: an upstream task (directly or transitively) ended dead or
+	// discarded, so this task never ran; error_msg names the upstream task. Terminal.
+	StateSkipped State = 10
 )
 
-var stateNames = [...]string{"pending", "running", "retrying", "succeeded", "exhausted", "falling_back", "recovered", "dead", "discarded"}
+var stateNames = [...]string{"pending", "running", "retrying", "succeeded", "exhausted", "falling_back", "recovered", "dead", "discarded", "blocked", "skipped"}
 
 // AllStates lists every state in code order.
-var AllStates = []State{StatePending, StateRunning, StateRetrying, StateSucceeded, StateExhausted, StateFallingBack, StateRecovered, StateDead, StateDiscarded}
+var AllStates = []State{StatePending, StateRunning, StateRetrying, StateSucceeded, StateExhausted, StateFallingBack, StateRecovered, StateDead, StateDiscarded, StateBlocked, StateSkipped}
 
 // String returns the state's lower-case name, as argoctl and the metrics show it.
 func (s State) String() string {
@@ -66,7 +74,7 @@ func ParseState(name string) (State, error) {
 // Dead and discarded tasks are terminal too; only an operator requeue moves them.
 func (s State) Terminal() bool {
 	switch s {
-	case StateSucceeded, StateRecovered, StateDead, StateDiscarded:
+	case StateSucceeded, StateRecovered, StateDead, StateDiscarded, StateSkipped:
 		return true
 	}
 	return false
@@ -88,6 +96,8 @@ var transitions = map[State][]State{
 	StateRecovered:   nil,
 	StateDead:        {StatePending, StateDiscarded},
 	StateDiscarded:   {StatePending},
+	StateBlocked:     {StatePending, StateSkipped, StateDiscarded}, // released, skipped by the cascade, or discarded
+	StateSkipped:     {StateBlocked},                               // its upstream task requeued as a new task
 }
 
 // CanTransition reports whether the state machine allows from → to.

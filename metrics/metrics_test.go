@@ -133,6 +133,7 @@ argo_alerts_fired_total{task="doomed"} 2
 argo_claim_errors_total 0
 # HELP argo_tasks Tasks in argo_task by state, read at scrape time.
 # TYPE argo_tasks gauge
+argo_tasks{state="blocked"} 0
 argo_tasks{state="dead"} 1
 argo_tasks{state="discarded"} 0
 argo_tasks{state="exhausted"} 0
@@ -141,6 +142,7 @@ argo_tasks{state="pending"} 0
 argo_tasks{state="recovered"} 1
 argo_tasks{state="retrying"} 0
 argo_tasks{state="running"} 0
+argo_tasks{state="skipped"} 0
 argo_tasks{state="succeeded"} 4
 # HELP argo_dead_tasks Dead tasks in argo_task not requeued (the dead letters an operator should requeue or discard), per tenant ("": none), read at scrape time.
 # TYPE argo_dead_tasks gauge

@@ -18,6 +18,8 @@ const (
 	StateRecovered   = argotype.StateRecovered
 	StateDead        = argotype.StateDead
 	StateDiscarded   = argotype.StateDiscarded
+	StateBlocked     = argotype.StateBlocked
+	StateSkipped     = argotype.StateSkipped
 )
 
 // AllStates lists every state in code order (the same slice as argotype.AllStates).

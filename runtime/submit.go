@@ -99,6 +99,9 @@ func (rt *Runtime) Submit(ctx context.Context, c Call) (int64, error) {
 	if c.Task == nil {
 		return 0, notPersisted("?", errors.New("Call.Task is nil"))
 	}
+	if len(c.After) > 0 {
+		return rt.submitDependent(ctx, c) // dependencies.go
+	}
 	p, err := rt.prepareCall(c)
 	if err != nil {
 		return 0, notPersisted(c.Task.Name, err)
@@ -186,6 +189,9 @@ func (rt *Runtime) SubmitTx(ctx context.Context, tx Execer, c Call) (int64, erro
 	}
 	if tx == nil {
 		return 0, notPersisted(c.Task.Name, errors.New("SubmitTx needs a transaction"))
+	}
+	if len(c.After) > 0 {
+		return 0, notPersisted(c.Task.Name, errors.New("SubmitTx does not take Call.After (the dependency edges need argo's own transaction): use Submit or SubmitGroup"))
 	}
 	p, err := rt.prepareCall(c)
 	if err != nil {

@@ -133,4 +133,10 @@ type Call struct {
 	// Tenant, if set, is who the task is for (at most MaxTenantBytes);
 	// empty takes the tenant of the submit's context (WithTenant), if any.
 	Tenant string
+
+	// After lists existing tasks (ids) this call runs after: it is written
+	// blocked until every one of them succeeded or recovered, and skipped if
+	// one ends dead or discarded (docs/dependencies.md). Submit only (and
+	// SubmitGroup); SubmitTx refuses it. Default none.
+	After []int64
 }

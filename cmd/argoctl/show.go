@@ -44,7 +44,7 @@ func cmdShow(e *env, args []string) error {
 			for _, a := range atts {
 				j.AttemptHistories = append(j.AttemptHistories, toAttemptJSON(a))
 			}
-			return writeJSON(e.stdout, showJSON{taskJSON: j, operatorJSON: ops.toJSON()})
+			return writeJSON(e.stdout, showJSON{taskJSON: j, operatorJSON: ops.toJSON(), dependencyJSON: toDependencyJSON(ops.deps)})
 		}
 		writeShow(e, t, atts, ops)
 		return nil

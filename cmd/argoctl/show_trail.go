@@ -15,6 +15,7 @@ type operatorView struct {
 	links    runtime.RequeueLinks
 	requests []runtime.DiscardRequest
 	trail    []runtime.OperatorAction
+	deps     runtime.TaskDependencies // show_deps.go
 }
 
 func readOperatorView(ctx context.Context, in *runtime.Inspector, id int64) (operatorView, error) {
@@ -26,12 +27,16 @@ func readOperatorView(ctx context.Context, in *runtime.Inspector, id int64) (ope
 	if v.requests, err = in.DiscardRequests(ctx, id); err != nil {
 		return v, err
 	}
-	v.trail, err = in.Trail(ctx, id)
+	if v.trail, err = in.Trail(ctx, id); err != nil {
+		return v, err
+	}
+	v.deps, err = in.Dependencies(ctx, id)
 	return v, err
 }
 
 // writeFields adds the links and an open discard request to show's fields.
 func (v operatorView) writeFields(field func(string, any)) {
+	writeDependencyFields(v.deps, field)
 	if v.links.From != 0 {
 		field("requeued from", "task "+strconv.FormatInt(v.links.From, 10))
 	}
@@ -98,6 +103,7 @@ type trailJSON struct {
 type showJSON struct {
 	taskJSON
 	operatorJSON
+	dependencyJSON
 }
 
 func (v operatorView) toJSON() operatorJSON {

@@ -141,15 +141,15 @@ var (
 	// WaitingStates wait for their due time to run: pending, retrying.
 	WaitingStates = []State{StatePending, StateRetrying}
 	// PurgeableStates are final and deleted after the retention age:
-	// succeeded, recovered, discarded.
-	PurgeableStates = []State{StateSucceeded, StateRecovered, StateDiscarded}
+	// succeeded, recovered, discarded, skipped.
+	PurgeableStates = []State{StateSucceeded, StateRecovered, StateDiscarded, StateSkipped}
 	// FinishedStates are final and counted by Stats: succeeded, recovered, dead.
 	FinishedStates = []State{StateSucceeded, StateRecovered, StateDead}
 	// RequeueableStates may be requeued by an operator: dead, discarded.
 	RequeueableStates = []State{StateDead, StateDiscarded}
 	// DiscardableStates may be discarded by an operator: pending, retrying,
-	// exhausted, dead.
-	DiscardableStates = []State{StatePending, StateRetrying, StateExhausted, StateDead}
+	// exhausted, dead, blocked (its downstream tasks are then skipped).
+	DiscardableStates = []State{StatePending, StateRetrying, StateExhausted, StateDead, StateBlocked}
 )
 
 // StateSet renders states as an SQL list of their stored values, "(0, 2, 4)",

@@ -58,7 +58,7 @@ func TestStateSetsFollowTheConstants(t *testing.T) {
 	}{
 		{storage.ClaimableStates, []argotype.State{argotype.StatePending, argotype.StateRetrying, argotype.StateExhausted}},
 		{storage.LeasedStates, []argotype.State{argotype.StateRunning, argotype.StateFallingBack}},
-		{storage.PurgeableStates, []argotype.State{argotype.StateSucceeded, argotype.StateRecovered, argotype.StateDiscarded}},
+		{storage.PurgeableStates, []argotype.State{argotype.StateSucceeded, argotype.StateRecovered, argotype.StateDiscarded, argotype.StateSkipped}},
 		{storage.RequeueableStates, []argotype.State{argotype.StateDead, argotype.StateDiscarded}},
 	} {
 		var parts []string

@@ -10,7 +10,9 @@ func (s *Store) FinishAsIs(ctx context.Context, f Finishing, now Millis) error {
 	if err := checkTransition(f.ID, f.From, f.To); err != nil {
 		return err
 	}
-	if f.HistoryRow() == nil {
+	// A finish that settles downstream tasks (dependencies.go) needs a
+	// transaction: the batch path.
+	if f.HistoryRow() == nil && DependencySteps(s.sql, f.ID, f.To, now) == nil {
 		q, args := FinishStatement(s.sql, f, now)
 		n, err := s.exec(ctx, q, args...)
 		if err == nil && n == 0 {

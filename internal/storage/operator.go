@@ -119,6 +119,9 @@ func (s *Store) DiscardRecorded(ctx context.Context, id int64, reason, who strin
 		if n, _ = res.RowsAffected(); n == 0 {
 			return nil
 		}
+		if err := s.settleDownstream(ctx, tx, id, StateDiscarded, now); err != nil {
+			return err
+		}
 		return s.insertAction(ctx, tx, OperatorAction{TaskPK: id, Action: ActionDiscard, Operator: who, Reason: reason, At: now})
 	})
 	if err != nil || n > 0 {
@@ -223,6 +226,9 @@ func (s *Store) DecideDiscard(ctx context.Context, id int64, approve bool, reaso
 			if discarded, _ = res.RowsAffected(); discarded == 0 {
 				return errDiscardRaced
 			}
+			if err := s.settleDownstream(ctx, tx, id, StateDiscarded, now); err != nil {
+				return err
+			}
 		}
 		return s.insertAction(ctx, tx, OperatorAction{TaskPK: id, Action: action, Operator: who, Reason: reason, At: now})
 	})
@@ -250,6 +256,9 @@ func (s *Store) ForceFail(ctx context.Context, id int64, reason, who string, now
 		}
 		if n, _ = res.RowsAffected(); n == 0 {
 			return nil
+		}
+		if err := s.settleDownstream(ctx, tx, id, StateDead, now); err != nil {
+			return err
 		}
 		return s.insertAction(ctx, tx, OperatorAction{TaskPK: id, Action: ActionForceFail, Operator: who, Reason: reason, At: now})
 	})

@@ -102,6 +102,9 @@ func (s *Store) RequeueAsNew(ctx context.Context, id int64, reason, who string, 
 			return err
 		}
 		newID = fresh.ID
+		if err := s.unskipDownstream(ctx, tx, id, fresh.ID, now); err != nil {
+			return err
+		}
 		return s.insertAction(ctx, tx, OperatorAction{TaskPK: id, Action: ActionRequeue, Operator: who, Reason: reason, At: now, OtherTask: sql.NullInt64{Int64: fresh.ID, Valid: true}})
 	})
 	if errors.Is(err, errRequeueRaced) {

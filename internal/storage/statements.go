@@ -264,6 +264,45 @@ type Statements struct {
 	DeadLettersByTenant string
 	// CountByStateOfTenant is CountByState for one tenant: argument tenant.
 	CountByStateOfTenant string
+	// The dependency statements (migration 000007; dependencies.go).
+
+	// DepUpstreamStates reads id, task_status of n rows, locked until the
+	// transaction ends on an engine with row locks: the n ids.
+	DepUpstreamStates func(n int) string
+	// InsertDeps writes n edges: per edge task_pk, upstream_pk,
+	// upstream_outcome, created_at.
+	InsertDeps func(n int) string
+	// DepRecordOutcome records an upstream task's outcome on its unsettled
+	// edges if the task is in the given state: arguments outcome,
+	// upstream_pk, id (the same), task_status.
+	DepRecordOutcome string
+	// DepRelease makes pending the blocked tasks after an upstream task
+	// whose edges are all succeeded: arguments now, upstream_pk.
+	DepRelease string
+	// DepSkip skips the blocked tasks downstream, transitively, of an
+	// upstream task whose edges record a failure: arguments upstream_pk,
+	// error_msg, now.
+	DepSkip string
+	// DepUpstream and DepDownstream read other (the task at the other end),
+	// task_status (-1 when purged), upstream_outcome of a task's edges, by
+	// other: argument id.
+	DepUpstream, DepDownstream string
+	// DeleteDeps deletes the edges of n purged tasks, at either end: the n
+	// ids, twice.
+	DeleteDeps func(n int) string
+	// DepDownstreamClosure reads id, task_status of every task downstream
+	// of one, transitively: argument upstream_pk.
+	DepDownstreamClosure string
+	// DepEdgesOf reads task_pk, upstream_pk, upstream_outcome and the
+	// upstream task's task_status (-1 when purged) of the edges of n
+	// tasks: the n ids.
+	DepEdgesOf func(n int) string
+	// DepRepoint moves the edges from one upstream task to another, unsettled, for n
+	// tasks: arguments new upstream_pk, old upstream_pk, the n ids.
+	DepRepoint func(n int) string
+	// DepUnskip makes n skipped tasks blocked again, their error cleared:
+	// arguments now, the n ids.
+	DepUnskip func(n int) string
 }
 
 // SchemaProbe is a statement that fails unless the tables and columns a

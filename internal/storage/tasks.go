@@ -185,6 +185,9 @@ func (s *Store) FinishBatchAsIs(ctx context.Context, fs []Finishing, now Millis)
 			if a := f.HistoryRow(); a != nil {
 				hist = append(hist, a)
 			}
+			if err := s.settleDownstream(ctx, tx, f.ID, f.To, now); err != nil {
+				return err
+			}
 		}
 		return s.insertAttempts(ctx, tx, hist)
 	})
@@ -395,6 +398,9 @@ func (s *Store) RescueAsIs(ctx context.Context, f Finishing, leaseUntil, now Mil
 		if n, _ := res.RowsAffected(); n == 0 {
 			return ErrLeaseLost
 		}
+		if err := s.settleDownstream(ctx, tx, f.ID, f.To, now); err != nil {
+			return err
+		}
 		return s.InsertAttempt(ctx, tx, f.History)
 	})
 }
@@ -510,7 +516,9 @@ func (s *Store) PurgeIDs(ctx context.Context, ids []int64, cutoff Millis) (int, 
 				return err
 			}
 		}
-		return nil
+		// Their dependency edges, at either end (dependencies.go).
+		_, err := tx.ExecContext(ctx, s.sql.DeleteDeps(n), append(args, args...)...)
+		return err
 	})
 	if err != nil {
 		return 0, err

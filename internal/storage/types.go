@@ -27,6 +27,8 @@ const (
 	StateRecovered   = argotype.StateRecovered
 	StateDead        = argotype.StateDead
 	StateDiscarded   = argotype.StateDiscarded
+	StateBlocked     = argotype.StateBlocked
+	StateSkipped     = argotype.StateSkipped
 )
 
 // OutcomeSucceeded is the outcome of an attempt that succeeded.

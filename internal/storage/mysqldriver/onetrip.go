@@ -80,6 +80,13 @@ func (d *Driver) finishBatchOnetrip(ctx context.Context, fs []storage.Finishing,
 		args = append(args, qargs...)
 		stmt[i] = n
 		n++
+		// The downstream tasks settle in the same transaction (each step
+		// judged on the row as it now is: harmless if the fence failed).
+		for _, step := range storage.DependencySteps(statements, f.ID, f.To, now) {
+			b.WriteString("; " + step.Query)
+			args = append(args, step.Args...)
+			n++
+		}
 	}
 	if n == 1 {
 		return errs, nil // every finish refused by the state machine

@@ -90,6 +90,7 @@ func areas() []struct {
 		{"GroupCommit", groupCommitCases()},
 		{"Flow", flowCases()},
 		{"Tenants", tenantCases()},
+		{"Dependencies", dependencyCases()},
 	}
 }
 
