@@ -86,6 +86,10 @@ type Task struct {
 	// argo_task_attempt; Inspector.Attempts lists it with the others.
 	AttemptStartedAt Millis `db:"attempt_started_at" json:"attempt_started_at"`
 	AttemptWorker    string `db:"attempt_worker" json:"attempt_worker"`
+	// OrderKey, when valid, is the task's ordered key: tasks with the same
+	// key run one at a time in id (submit) order (docs/semantics.md,
+	// "Ordered keys"). NULL for unordered tasks.
+	OrderKey sql.NullString `db:"order_key" json:"-"`
 }
 
 // Attempt is the record of one attempt (or fallback run) of a task: a row of
