@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,7 +19,7 @@ type orderedArgs struct {
 
 // TestOrderedKeysAcrossInstances submits calls of many order keys through
 // three runtimes on one database, in a known order, some due later (never
-// held for a local timer), some failing once (a retrying call keeps its
+// held for a local timer), some through a transaction, some failing once (a retrying call keeps its
 // key), some ending dead (the key passes on). Per key, attempts never
 // overlap and start in submit order, retries before the next call;
 // different keys run at the same time.
@@ -88,7 +89,19 @@ func TestOrderedKeysAcrossInstances(t *testing.T) {
 				if (seq+k)%4 == 3 {
 					c.RunAt = time.Now().Add(50 * time.Millisecond) // a scheduled call
 				}
-				id, err := rts[i].Submit(ctx, c)
+				var id int64
+				var err error
+				if (seq+k)%4 == 2 { // through a transaction (the outbox): its commit watcher must not start it
+					tx, txErr := rts[i].DB().BeginTx(ctx, nil)
+					if txErr != nil {
+						t.Fatal(txErr)
+					}
+					if id, err = rts[i].SubmitTx(ctx, tx, c); err == nil {
+						err = tx.Commit()
+					}
+				} else {
+					id, err = rts[i].Submit(ctx, c)
+				}
 				if err != nil {
 					t.Fatalf("submit %s/%d: %v", key, seq, err)
 				}
@@ -132,6 +145,103 @@ func TestOrderedKeysAcrossInstances(t *testing.T) {
 				}
 				return task.State.Terminal()
 			})
+		}
+	})
+}
+
+// TestOrderedKeyWaitsForTheCallAhead: while the first call of a key runs,
+// later calls of the key do not start by any path (an immediate Submit,
+// SubmitTx's commit watcher, a scheduled call held for its due time), though
+// unkeyed calls submitted after them by the same paths run; once it ends,
+// they start one by one in submit order.
+func TestOrderedKeyWaitsForTheCallAhead(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		cfg := testConfig(dsn)
+		// SubmitTx's commit watcher looks for the row for two poll
+		// intervals: long enough here that it surely sees the commit.
+		cfg.PollInterval = 250 * time.Millisecond
+		rt := startRuntime(t, cfg)
+		release := make(chan struct{})
+		var mu sync.Mutex
+		var started []string
+		ran := func(name string) func() bool {
+			return func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return slices.Contains(started, name)
+			}
+		}
+		def := &TaskDef{Name: "ordered.wait", Policy: fastPolicy(1), Run: func(ctx context.Context, raw []byte) error {
+			var a orderedArgs
+			if err := json.Unmarshal(raw, &a); err != nil {
+				return Undecodable(err)
+			}
+			mu.Lock()
+			started = append(started, a.Key)
+			mu.Unlock()
+			if a.Key == "first" {
+				select {
+				case <-release:
+				case <-time.After(time.Minute):
+					t.Error("the first call was never released")
+				}
+			}
+			return nil
+		}}
+		if err := rt.Register(def); err != nil {
+			t.Fatal(err)
+		}
+		call := func(name, key string, at time.Time) Call {
+			raw, _ := json.Marshal(orderedArgs{Key: name})
+			return Call{Task: def, Args: raw, OrderKey: key, RunAt: at}
+		}
+		submitTx := func(c Call) {
+			tx, err := rt.DB().BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := rt.SubmitTx(ctx, tx, c); err != nil {
+				t.Fatal(err)
+			}
+			if err := tx.Commit(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := rt.Submit(ctx, call("first", "k", time.Time{})); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 30*time.Second, "the first call to start", ran("first"))
+		if _, err := rt.Submit(ctx, call("immediate", "k", time.Time{})); err != nil {
+			t.Fatal(err)
+		}
+		submitTx(call("outbox", "k", time.Time{}))
+		due := time.Now().Add(300 * time.Millisecond)
+		if _, err := rt.Submit(ctx, call("scheduled", "k", due)); err != nil {
+			t.Fatal(err)
+		}
+		submitTx(call("free-outbox", "", time.Time{}))
+		if _, err := rt.Submit(ctx, call("free-scheduled", "", due.Add(50*time.Millisecond))); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 30*time.Second, "the unkeyed calls to run", func() bool { return ran("free-outbox")() && ran("free-scheduled")() })
+		for _, name := range []string{"immediate", "outbox", "scheduled"} {
+			if ran(name)() {
+				t.Fatalf("%s started while the first call of its key runs (started: %v)", name, started)
+			}
+		}
+		close(release)
+		waitFor(t, 30*time.Second, "the key's later calls to run", ran("scheduled"))
+		mu.Lock()
+		defer mu.Unlock()
+		var keyed []string
+		for _, s := range started {
+			if !strings.HasPrefix(s, "free") {
+				keyed = append(keyed, s)
+			}
+		}
+		if want := []string{"first", "immediate", "outbox", "scheduled"}; !slices.Equal(keyed, want) {
+			t.Fatalf("keyed calls started %v, want %v", keyed, want)
 		}
 	})
 }
