@@ -23,6 +23,7 @@ type task struct {
 
 	fallback, action  *hook
 	shardBy, uniqueBy *param
+	orderBy           *param // order-by= (order_key.go)
 
 	// Identifiers of the generated code.
 	wrapper, wrapperTx string // FDurable, FDurableTx
@@ -186,6 +187,7 @@ func (c *checker) function(fd *ast.FuncDecl, s *spec) *task {
 	c.alertAction(t)
 	t.shardBy = c.keyParam(t, "shard-by", s.shardBy)
 	t.uniqueBy = c.keyParam(t, "unique-by", s.uniqueBy)
+	c.orderBy(t)
 	return t
 }
 

@@ -43,6 +43,8 @@ type spec struct {
 	fallback, alert, alertAction, shardBy, uniqueBy string
 
 	flow flowSpec // limit=, rate=, burst=, breaker=, cooldown= (flow_keys.go)
+
+	orderBy string // order-by= (order_key.go)
 }
 
 // arg is one key=value argument of a directive line.

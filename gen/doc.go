@@ -34,6 +34,9 @@
 //	alert-action  function or method name        none (requires alert)
 //	shard-by      parameter name                 none (shard chosen at random)
 //	unique-by     parameter name                 none
+//	order-by      parameter name: calls with     none (unordered)
+//	              equal values run one at a
+//	              time in submit order
 //
 // # Generated code
 //

@@ -120,3 +120,13 @@ func Literal() func(context.Context) error {
 //
 // argo:retry
 func Spaced(ctx context.Context) error { return nil }
+
+// OrderByMissing names no parameter of the function.
+//
+//argo:retry order-by=nope
+func OrderByMissing(a int) error { return nil }
+
+// OrderByFlow is ordered and under flow control.
+//
+//argo:retry order-by=a limit=2
+func OrderByFlow(a int) error { return nil }
