@@ -161,6 +161,7 @@ func TestOrderedKeyWaitsForTheCallAhead(t *testing.T) {
 		// SubmitTx's commit watcher looks for the row for two poll
 		// intervals: long enough here that it surely sees the commit.
 		cfg.PollInterval = 250 * time.Millisecond
+		cfg.Workers = 8 // free workers for every path to start a call with
 		rt := startRuntime(t, cfg)
 		release := make(chan struct{})
 		var mu sync.Mutex
