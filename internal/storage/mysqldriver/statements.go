@@ -56,7 +56,7 @@ const ClaimDue = "due_at <= ? AND lease_until <= ?"
 // (no lock) in due order, of rows due (ClaimDue) in scope: arguments due
 // by, now, scope's, limit.
 func ClaimCandidates(scope string) string {
-	return "SELECT " + taskColumns + " FROM argo_task WHERE " + ClaimDue + " AND " + OrderGate + " AND " + scope + " ORDER BY due_at LIMIT ?"
+	return "SELECT " + taskColumns + " FROM argo_task WHERE " + ClaimDue + " AND " + scope + " AND " + OrderGate + " ORDER BY due_at LIMIT ?"
 }
 
 // OrderGate admits a row without an order key, or a keyed row no earlier

@@ -55,7 +55,7 @@ var ClaimDue = "task_status IN " + claimable + " AND execute_time <= ? AND lease
 // exactly the claimable rows by execute_time; SQLite's planner ignores a
 // partial index without ANALYZE statistics, so the claim names it.
 func Claim(scope string) string {
-	return "UPDATE argo_task SET " + claimSet + " WHERE id IN (SELECT id FROM argo_task INDEXED BY idx_claim_due WHERE " + ClaimDue + " AND " + OrderGate + " AND " + scope + " ORDER BY execute_time LIMIT ?) RETURNING " + taskColumns
+	return "UPDATE argo_task SET " + claimSet + " WHERE id IN (SELECT id FROM argo_task INDEXED BY idx_claim_due WHERE " + ClaimDue + " AND " + scope + " AND " + OrderGate + " ORDER BY execute_time LIMIT ?) RETURNING " + taskColumns
 }
 
 // OrderGate admits a row without an order key, or a keyed row no earlier
