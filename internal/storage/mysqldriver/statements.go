@@ -62,6 +62,9 @@ func ClaimCandidates(scope string) string {
 // OrderGate admits a row without an order key, or a keyed row no earlier
 // row of whose key is unfinished (storage/order.go): one range of
 // idx_order_open, which holds only unfinished keyed rows.
+// The claim puts it after its scope: rows of other names are left before
+// the gate is looked at (before the scope, it slowed the SQLite claim
+// enough to bunch a flow group's starts in TestFlowBreakerOutage).
 const OrderGate = "(order_key IS NULL OR NOT EXISTS (SELECT 1 FROM argo_task ahead WHERE ahead.order_open = argo_task.order_key AND ahead.id < argo_task.id))"
 
 // ClaimTake takes one candidate still as read (Statements.ClaimTake).
