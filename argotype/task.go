@@ -91,6 +91,10 @@ type Task struct {
 	// TraceParent is the W3C traceparent of the submitting call's span (""
 	// when it had none); the spans of attempts, fallback and alert link to it.
 	TraceParent string `db:"trace_parent" json:"trace_parent"`
+	// OrderKey, when valid, is the task's ordered key: tasks with the same
+	// key run one at a time in id (submit) order (docs/semantics.md,
+	// "Ordered keys"). NULL for unordered tasks.
+	OrderKey sql.NullString `db:"order_key" json:"-"`
 }
 
 // Attempt is the record of one attempt (or fallback run) of a task: a row of

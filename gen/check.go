@@ -24,6 +24,7 @@ type task struct {
 	fallback, action  *hook
 	shardBy, uniqueBy *param
 	tenantBy          *param // its fmt.Sprint is the call's tenant (tenant_key.go)
+	orderBy           *param // order-by= (order_key.go)
 
 	// Identifiers of the generated code.
 	wrapper, wrapperTx string // FDurable, FDurableTx
@@ -188,6 +189,7 @@ func (c *checker) function(fd *ast.FuncDecl, s *spec) *task {
 	t.shardBy = c.keyParam(t, "shard-by", s.shardBy)
 	t.uniqueBy = c.keyParam(t, "unique-by", s.uniqueBy)
 	t.tenantBy = c.keyParam(t, "tenant-by", s.tenantBy)
+	c.orderBy(t)
 	return t
 }
 

@@ -45,6 +45,7 @@ type spec struct {
 	flow flowSpec // limit=, rate=, burst=, breaker=, cooldown= (flow_keys.go)
 
 	tenantBy string // tenant-by= (tenant_key.go)
+	orderBy  string // order-by= (order_key.go)
 }
 
 // arg is one key=value argument of a directive line.

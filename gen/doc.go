@@ -35,6 +35,9 @@
 //	shard-by      parameter name                 none (shard chosen at random)
 //	unique-by     parameter name                 none
 //	tenant-by     parameter name                 none (the tenant of the context, runtime.WithTenant)
+//	order-by      parameter name: calls with     none (unordered)
+//	              equal values run one at a
+//	              time in submit order
 //
 // # Generated code
 //

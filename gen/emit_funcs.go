@@ -148,14 +148,19 @@ func (e *emitter) wrappers(t *task) {
 	}
 
 	ctxArg = e.withTenant(t, ctxArg)
+	submit, submitTx := in.submit, in.submitTx
+	if t.orderBy != nil { // order_key.go
+		submit, submitTx = in.submitOrdered, in.submitOrderedTx
+		callArgs = append(callArgs, keyOf(t.orderBy))
+	}
 	f := e.f
 	e.doc("%s", e.wrapperDoc(t))
 	f.Add(recv()).Id(t.wrapper).Params(append(ctxParam, params...)...).Error().Block(
-		jen.Return(jen.Id(in.submit).Call(append([]jen.Code{ctxArg}, callArgs...)...)),
+		jen.Return(jen.Id(submit).Call(append([]jen.Code{ctxArg}, callArgs...)...)),
 	)
 	e.doc("%s stores a call of %s in tx, an *sql.Tx (or *sqlx.Tx) on the runtime's database, and returns its task id: the task runs once tx commits and is gone if tx rolls back (the outbox pattern).", t.wrapperTx, t.display())
 	f.Add(recv()).Id(t.wrapperTx).Params(append([]jen.Code{jen.Id("ctx").Add(ctxType()), jen.Id("tx").Add(e.rt("Execer"))}, params...)...).Params(jen.Int64(), jen.Error()).Block(
-		jen.Return(jen.Id(in.submitTx).Call(append([]jen.Code{e.withTenant(t, jen.Id("ctx")), jen.Id("tx")}, callArgs...)...)),
+		jen.Return(jen.Id(submitTx).Call(append([]jen.Code{e.withTenant(t, jen.Id("ctx")), jen.Id("tx")}, callArgs...)...)),
 	)
 }
 

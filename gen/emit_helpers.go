@@ -22,6 +22,7 @@ func (e *emitter) helpers() {
 		jen.Return(e.rt("SubmitJSONTx").Call(append([]jen.Code{jen.Id("ctx"), jen.Id(in.runtime).Dot("Load").Call(), jen.Id("tx")}, rest...)...)),
 	)
 
+	e.orderedHelpers()
 	if e.usesKeys() {
 		e.doc("%s turns a shard-by, unique-by or tenant-by parameter into its key.", in.key)
 		f.Func().Id(in.key).Params(jen.Id("v").Any()).String().Block(jen.Return(jen.Qual("fmt", "Sprint").Call(jen.Id("v"))))
@@ -36,7 +37,7 @@ func (e *emitter) helpers() {
 
 func (e *emitter) usesKeys() bool {
 	for _, t := range e.c.tasks {
-		if t.shardBy != nil || t.uniqueBy != nil || t.tenantBy != nil {
+		if t.shardBy != nil || t.uniqueBy != nil || t.tenantBy != nil || t.orderBy != nil {
 			return true
 		}
 	}

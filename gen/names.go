@@ -48,6 +48,7 @@ type plan struct {
 	reserved map[string]bool   // names a wrapper parameter must not take
 	internal struct {
 		runtime, submit, submitTx, key, unbound string
+		submitOrdered, submitOrderedTx          string // order_key.go
 	}
 	register string // ArgoRegister, if the package has annotated functions
 }
@@ -113,6 +114,7 @@ func (c *checker) plan() *plan {
 	in := &p.internal
 	in.runtime, in.submit, in.submitTx = n.fresh("argoRuntime"), n.fresh("argoSubmit"), n.fresh("argoSubmitTx")
 	in.key, in.unbound = n.fresh("argoKey"), n.fresh("argoUnbound")
+	in.submitOrdered, in.submitOrderedTx = n.fresh("argoSubmitOrdered"), n.fresh("argoSubmitOrderedTx")
 	for _, r := range c.recvs {
 		r.recvVar = n.fresh("argoRecv" + upperFirst(r.obj.Name()))
 	}

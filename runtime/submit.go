@@ -65,6 +65,9 @@ func (rt *Runtime) newTask(c Call, p *preparedDef, now time.Time) *Task {
 	if c.UniqueKey != "" {
 		t.UniqueKey = sql.NullString{String: c.UniqueKey, Valid: true}
 	}
+	if c.OrderKey != "" {
+		t.OrderKey = sql.NullString{String: c.OrderKey, Valid: true}
+	}
 	return t
 }
 
@@ -115,8 +118,12 @@ func (rt *Runtime) Submit(ctx context.Context, c Call) (int64, error) {
 		return 0, notPersisted(c.Task.Name, err)
 	}
 	h := rt.handler(t.Name)
-	// A task under flow control starts only through the gated claim.
-	runNow := t.PerformanceWay == Immediate && c.RunAt.IsZero() && h != nil && h.Flow == nil
+	if err := orderedCallAllowed(c, h); err != nil {
+		return 0, notPersisted(t.Name, err)
+	}
+	// A task under flow control starts only through the gated claim, and so
+	// does a keyed call (the claim's order gate, order_call.go).
+	runNow := t.PerformanceWay == Immediate && c.RunAt.IsZero() && h != nil && h.Flow == nil && c.OrderKey == ""
 	sync := runNow && t.ThreadWay == Sync
 	switch {
 	case sync:
@@ -201,6 +208,9 @@ func (rt *Runtime) SubmitTx(ctx context.Context, tx Execer, c Call) (int64, erro
 	if err := stampCaller(ctx, c, t); err != nil {
 		return 0, notPersisted(c.Task.Name, err)
 	}
+	if err := orderedCallAllowed(c, rt.handler(t.Name)); err != nil {
+		return 0, notPersisted(t.Name, err)
+	}
 	token := storage.NewSubmitToken()
 	if err := rt.store.InsertToken(ctx, tx, t, token); err != nil {
 		if errors.Is(err, ErrDuplicate) {
@@ -214,7 +224,7 @@ func (rt *Runtime) SubmitTx(ctx context.Context, tx Execer, c Call) (int64, erro
 		}
 	}
 	rt.metricSubmitted(t.Name)
-	if h := rt.handler(t.Name); t.PerformanceWay == Immediate && c.RunAt.IsZero() && h != nil && h.Flow == nil {
+	if h := rt.handler(t.Name); t.PerformanceWay == Immediate && c.RunAt.IsZero() && h != nil && h.Flow == nil && c.OrderKey == "" {
 		rt.watchCommit(t.ID)
 	} else {
 		rt.scheduleWake(t.ExecuteTime.Time())

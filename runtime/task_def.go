@@ -104,6 +104,9 @@ func (c Call) validate() error {
 	if n := len(c.UniqueKey); n > MaxUniqueKeyBytes {
 		return fmt.Errorf("unique key of %d bytes is longer than the limit of %d bytes: hash longer keys (SHA-256 in hex is 64 bytes) and pass the hash as the key", n, MaxUniqueKeyBytes)
 	}
+	if n := len(c.OrderKey); n > MaxOrderKeyBytes {
+		return fmt.Errorf("order key of %d bytes is longer than the limit of %d bytes: hash longer keys (SHA-256 in hex is 64 bytes) and pass the hash as the key", n, MaxOrderKeyBytes)
+	}
 	return nil
 }
 
@@ -139,4 +142,11 @@ type Call struct {
 	// one ends dead or discarded (docs/dependencies.md). Submit only (and
 	// SubmitGroup); SubmitTx refuses it. Default none.
 	After []int64
+
+	// OrderKey, if set, orders the call after every earlier call with the
+	// same key (of any task name): it starts only once each of those has
+	// ended succeeded, recovered, dead or discarded, on any instance
+	// (docs/semantics.md, "Ordered keys"). At most MaxOrderKeyBytes. Empty:
+	// unordered, at no cost.
+	OrderKey string
 }

@@ -39,7 +39,7 @@ func TestBenchSmall(t *testing.T) {
 			t.Errorf("%s %s: no argo figure", r.Workload, r.Metric)
 		}
 	}
-	for _, w := range []string{"1", "2", "3", "4", "4b", "5", "6"} {
+	for _, w := range []string{"1", "2", "3", "4", "4b", "5", "6", "7"} {
 		if !seen[w] {
 			t.Errorf("workload %s missing from the report", w)
 		}

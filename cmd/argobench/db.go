@@ -71,7 +71,7 @@ func (h *handRow) values(args []byte, now time.Time, state, executeTimes int, du
 	ms := now.UnixMilli()
 	return []any{d.Name, state, executeTimes, h.maxAtt, due.UnixMilli(), d.ParameterTypes, d.MethodName, d.Signature,
 		h.initialSec, int(d.Delay / time.Second), string(args), int(mode), int(thread), "", d.Alert, d.AlertActionName, d.FallbackName, "",
-		rand.IntN(64), h.policyJSON, leaseOwner, leaseUntil, nil, "", ms, ms, "", "", storage.NewSubmitToken()} // tenant, trace_parent (000009), token
+		rand.IntN(64), h.policyJSON, leaseOwner, leaseUntil, nil, "", ms, ms, "", "", nil, storage.NewSubmitToken()} // tenant, trace_parent (000009), order_key (000008), token
 }
 
 func argsJSON(n int) []byte {

@@ -77,7 +77,7 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-var allWorkloads = []string{"sync", "insert", "work", "retry", "retrycost", "schedule", "claim", "memory", "audit", "whatif", "cluster", "flow"}
+var allWorkloads = []string{"sync", "insert", "work", "retry", "retrycost", "schedule", "claim", "memory", "audit", "whatif", "cluster", "flow", "order"}
 
 type options struct {
 	dsn        string
@@ -295,6 +295,7 @@ func bench(ctx context.Context, o *options, logw io.Writer) (*Report, error) {
 		{"whatif", b.whatIf},
 		{"cluster", b.cluster},
 		{"flow", b.flowControl},
+		{"order", b.orderedKeys},
 	}
 	var errs []error
 	for _, s := range steps {

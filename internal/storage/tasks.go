@@ -18,7 +18,7 @@ func nowMillis() Millis { return ToMillis(time.Now()) }
 // InsertArgs are the arguments of Statements.InsertTask before the submit
 // token: the columns of a new task row, error texts sanitised.
 func InsertArgs(t *Task) []any {
-	return []any{t.Name, t.State, t.ExecuteTimes, t.MaxAttempts, t.ExecuteTime, t.ParameterTypes, t.MethodName, t.MethodSignName, t.ExecuteIntervalSec, t.DelayTime, t.Parameter, t.PerformanceWay, t.ThreadWay, SanitizeErrorText(t.ErrorMsg), t.AlertExpression, t.AlertActionBeanName, t.FallbackClassName, SanitizeErrorText(t.FallbackErrorMsg), t.ShardKey, t.RetryPolicyJSON, t.LeaseOwner, t.LeaseUntil, t.UniqueKey, SanitizeErrorText(t.DiscardReason), t.GmtCreate, t.GmtModified, t.Tenant, t.TraceParent}
+	return []any{t.Name, t.State, t.ExecuteTimes, t.MaxAttempts, t.ExecuteTime, t.ParameterTypes, t.MethodName, t.MethodSignName, t.ExecuteIntervalSec, t.DelayTime, t.Parameter, t.PerformanceWay, t.ThreadWay, SanitizeErrorText(t.ErrorMsg), t.AlertExpression, t.AlertActionBeanName, t.FallbackClassName, SanitizeErrorText(t.FallbackErrorMsg), t.ShardKey, t.RetryPolicyJSON, t.LeaseOwner, t.LeaseUntil, t.UniqueKey, SanitizeErrorText(t.DiscardReason), t.GmtCreate, t.GmtModified, t.Tenant, t.TraceParent, t.OrderKey}
 }
 
 // Insert writes t through ex (the store's own handle when ex is nil) under a

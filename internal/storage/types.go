@@ -47,7 +47,7 @@ type Execer interface {
 }
 
 // TaskColumns is the column list of argo_task in Task's field order.
-const TaskColumns = TaskColumnsBefore9 + ", tenant, trace_parent"
+const TaskColumns = TaskColumnsBefore9 + ", tenant, trace_parent, order_key"
 
 // TaskColumnsBefore9 are the columns of argo_task before migration 000009
 // (tenant and trace): the schema probe of 000002 names them.

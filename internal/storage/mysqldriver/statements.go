@@ -39,7 +39,7 @@ var (
 )
 
 // InsertTask writes a task row with its submit token (Statements.InsertTask).
-const InsertTask = `INSERT INTO argo_task (task_id, task_status, execute_times, max_attempts, execute_time, parameter_types, method_name, method_sign_name, execute_interval_sec, delay_time, task_parameter, performance_way, thread_way, error_msg, alert_expression, alert_action_bean_name, fallback_class_name, fallback_error_msg, shard_key, retry_policy, lease_owner, lease_until, unique_key, discard_reason, gmt_create, gmt_modified, tenant, trace_parent, submit_token) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+const InsertTask = `INSERT INTO argo_task (task_id, task_status, execute_times, max_attempts, execute_time, parameter_types, method_name, method_sign_name, execute_interval_sec, delay_time, task_parameter, performance_way, thread_way, error_msg, alert_expression, alert_action_bean_name, fallback_class_name, fallback_error_msg, shard_key, retry_policy, lease_owner, lease_until, unique_key, discard_reason, gmt_create, gmt_modified, tenant, trace_parent, order_key, submit_token) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // claimSet is the SET clause of every claim: a due attempt becomes running
 // with one more execute_times; an exhausted task becomes falling_back.
@@ -56,8 +56,16 @@ const ClaimDue = "due_at <= ? AND lease_until <= ?"
 // (no lock) in due order, of rows due (ClaimDue) in scope: arguments due
 // by, now, scope's, limit.
 func ClaimCandidates(scope string) string {
-	return "SELECT " + taskColumns + " FROM argo_task WHERE " + ClaimDue + " AND " + scope + " ORDER BY due_at LIMIT ?"
+	return "SELECT " + taskColumns + " FROM argo_task WHERE " + ClaimDue + " AND " + scope + " AND " + OrderGate + " ORDER BY due_at LIMIT ?"
 }
+
+// OrderGate admits a row without an order key, or a keyed row no earlier
+// row of whose key is unfinished (storage/order.go): one range of
+// idx_order_open, which holds only unfinished keyed rows.
+// The claim puts it after its scope: rows of other names are left before
+// the gate is looked at (before the scope, it slowed the SQLite claim
+// enough to bunch a flow group's starts in TestFlowBreakerOutage).
+const OrderGate = "(order_key IS NULL OR NOT EXISTS (SELECT 1 FROM argo_task ahead WHERE ahead.order_open = argo_task.order_key AND ahead.id < argo_task.id))"
 
 // ClaimTake takes one candidate still as read (Statements.ClaimTake).
 var ClaimTake = "UPDATE " + byID + " SET " + claimSet + " WHERE id = ? AND task_status = ? AND execute_times = ? AND execute_time <= ? AND lease_until <= ?"
@@ -185,7 +193,7 @@ var statements = &storage.Statements{
 		{Migration: "000001_argo_task.up.sql", Query: "SELECT id, " + attemptColumns + " FROM argo_task_attempt WHERE 1=0"},
 		{Migration: "000001_argo_task.up.sql", Query: "SELECT instance_id, heartbeat_at, started_at, task_names FROM argo_instance WHERE 1=0"},
 		{Migration: "000001_argo_task.up.sql", Query: "SELECT name, holder, expires_at FROM argo_leader WHERE 1=0"},
-		{Migration: "000002_attempt_on_task.up.sql", Query: "SELECT " + storage.TaskColumnsBefore9 + " FROM argo_task WHERE 1=0"},
+		{Migration: "000002_attempt_on_task.up.sql", Query: "SELECT attempt_started_at, attempt_worker FROM argo_task WHERE 1=0"},
 		{Migration: "000003_submit_token.up.sql", Query: "SELECT submit_token FROM argo_task WHERE 1=0"},
 		// Fails while unique_key is not yet VARBINARY: the collation binary
 		// is valid only for binary strings (error 1253 for a utf8mb4 column,
@@ -195,6 +203,7 @@ var statements = &storage.Statements{
 		{Migration: "000009_tenant_trace.up.sql", Query: "SELECT tenant, trace_parent FROM argo_task WHERE 1=0"},
 		{Migration: "000005_operator_trail.up.sql", Query: "SELECT " + operatorActionColumns + " FROM argo_operator_action WHERE 1=0"},
 		{Migration: "000005_operator_trail.up.sql", Query: "SELECT pending_task, " + discardRequestColumns + " FROM argo_discard_request WHERE 1=0"},
+		{Migration: "000008_order_key.up.sql", Query: "SELECT order_key, order_open FROM argo_task FORCE INDEX (idx_order_open) WHERE 1=0"},
 	},
 	CreateMigrationsTable: "CREATE TABLE IF NOT EXISTS argo_schema_migrations (version BIGINT NOT NULL PRIMARY KEY, applied_at BIGINT NOT NULL)",
 	MigrationRecorded:     "SELECT COUNT(*) FROM argo_schema_migrations WHERE version = ?",
@@ -232,7 +241,7 @@ var statements = &storage.Statements{
 // order.
 func ScheduledHoldCandidates(scope string) string {
 	return "SELECT " + taskColumns + " FROM argo_task WHERE due_at > ? AND due_at <= ? AND lease_until <= ? AND task_status = " + pending +
-		" AND " + scope + " ORDER BY due_at LIMIT ?"
+		" AND order_key IS NULL AND " + scope + " ORDER BY due_at LIMIT ?"
 }
 
 // purgeableRow selects the rows the retention purge may delete: finished

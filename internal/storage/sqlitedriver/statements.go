@@ -37,7 +37,7 @@ var (
 )
 
 // InsertTask writes a task row with its submit token (Statements.InsertTask).
-const InsertTask = `INSERT INTO argo_task (task_id, task_status, execute_times, max_attempts, execute_time, parameter_types, method_name, method_sign_name, execute_interval_sec, delay_time, task_parameter, performance_way, thread_way, error_msg, alert_expression, alert_action_bean_name, fallback_class_name, fallback_error_msg, shard_key, retry_policy, lease_owner, lease_until, unique_key, discard_reason, gmt_create, gmt_modified, tenant, trace_parent, submit_token) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+const InsertTask = `INSERT INTO argo_task (task_id, task_status, execute_times, max_attempts, execute_time, parameter_types, method_name, method_sign_name, execute_interval_sec, delay_time, task_parameter, performance_way, thread_way, error_msg, alert_expression, alert_action_bean_name, fallback_class_name, fallback_error_msg, shard_key, retry_policy, lease_owner, lease_until, unique_key, discard_reason, gmt_create, gmt_modified, tenant, trace_parent, order_key, submit_token) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // claimSet is the SET clause of every claim: a due attempt becomes running
 // with one more execute_times; an exhausted task becomes falling_back.
@@ -55,8 +55,16 @@ var ClaimDue = "task_status IN " + claimable + " AND execute_time <= ? AND lease
 // exactly the claimable rows by execute_time; SQLite's planner ignores a
 // partial index without ANALYZE statistics, so the claim names it.
 func Claim(scope string) string {
-	return "UPDATE argo_task SET " + claimSet + " WHERE id IN (SELECT id FROM argo_task INDEXED BY idx_claim_due WHERE " + ClaimDue + " AND " + scope + " ORDER BY execute_time LIMIT ?) RETURNING " + taskColumns
+	return "UPDATE argo_task SET " + claimSet + " WHERE id IN (SELECT id FROM argo_task INDEXED BY idx_claim_due WHERE " + ClaimDue + " AND " + scope + " AND " + OrderGate + " ORDER BY execute_time LIMIT ?) RETURNING " + taskColumns
 }
+
+// OrderGate admits a row without an order key, or a keyed row no earlier
+// row of whose key is unfinished (storage/order.go): one range of the
+// partial index idx_order_open, whose condition the subquery repeats.
+// The claim puts it after its scope: rows of other names are left before
+// the gate is looked at (before the scope, it slowed the SQLite claim
+// enough to bunch a flow group's starts in TestFlowBreakerOutage).
+var OrderGate = "(order_key IS NULL OR NOT EXISTS (SELECT 1 FROM argo_task AS ahead INDEXED BY idx_order_open WHERE ahead.order_key = argo_task.order_key AND ahead.order_key IS NOT NULL AND ahead.task_status IN " + storage.StateSet(storage.OrderHoldingStates...) + " AND ahead.id < argo_task.id))"
 
 // ClaimTake takes one candidate still as read (Statements.ClaimTake; the
 // SQLite claim itself takes no candidates).
@@ -166,7 +174,7 @@ var statements = &storage.Statements{
 		{Migration: "000001_argo_task.up.sql", Query: "SELECT id, " + attemptColumns + " FROM argo_task_attempt WHERE 1=0"},
 		{Migration: "000001_argo_task.up.sql", Query: "SELECT instance_id, heartbeat_at, started_at, task_names FROM argo_instance WHERE 1=0"},
 		{Migration: "000001_argo_task.up.sql", Query: "SELECT name, holder, expires_at FROM argo_leader WHERE 1=0"},
-		{Migration: "000002_attempt_on_task.up.sql", Query: "SELECT " + storage.TaskColumnsBefore9 + " FROM argo_task WHERE 1=0"},
+		{Migration: "000002_attempt_on_task.up.sql", Query: "SELECT attempt_started_at, attempt_worker FROM argo_task WHERE 1=0"},
 		{Migration: "000003_submit_token.up.sql", Query: "SELECT submit_token FROM argo_task WHERE 1=0"},
 		// binary is SQLite's own default collation: 000004 changes nothing
 		// here, and the probe passes once the table exists.
@@ -175,6 +183,7 @@ var statements = &storage.Statements{
 		{Migration: "000009_tenant_trace.up.sql", Query: "SELECT tenant, trace_parent FROM argo_task WHERE 1=0"},
 		{Migration: "000005_operator_trail.up.sql", Query: "SELECT " + operatorActionColumns + " FROM argo_operator_action WHERE 1=0"},
 		{Migration: "000005_operator_trail.up.sql", Query: "SELECT pending_task, " + discardRequestColumns + " FROM argo_discard_request WHERE 1=0"},
+		{Migration: "000008_order_key.up.sql", Query: "SELECT order_key FROM argo_task INDEXED BY idx_order_open WHERE order_key IS NOT NULL AND task_status IN " + storage.StateSet(storage.OrderHoldingStates...) + " AND 1=0"},
 	},
 	CreateMigrationsTable: "CREATE TABLE IF NOT EXISTS argo_schema_migrations (version BIGINT NOT NULL PRIMARY KEY, applied_at BIGINT NOT NULL)",
 	MigrationRecorded:     "SELECT COUNT(*) FROM argo_schema_migrations WHERE version = ?",
@@ -211,7 +220,7 @@ var statements = &storage.Statements{
 // partial-index condition the WHERE repeats so that SQLite may use it.
 func ScheduledHoldCandidates(scope string) string {
 	return "SELECT " + taskColumns + " FROM argo_task INDEXED BY idx_claim_due WHERE task_status IN " + claimable + " AND task_status = " + pending +
-		" AND execute_time > ? AND execute_time <= ? AND lease_until <= ? AND " + scope + " ORDER BY execute_time LIMIT ?"
+		" AND execute_time > ? AND execute_time <= ? AND lease_until <= ? AND order_key IS NULL AND " + scope + " ORDER BY execute_time LIMIT ?"
 }
 
 // purgeableRow selects the rows the retention purge may delete: finished

@@ -135,3 +135,13 @@ func TenantPtr(ctx context.Context, p *int) error { return nil }
 //
 //argo:retry tenant-by=a.b
 func TenantBad(ctx context.Context, n int) error { return nil }
+
+// OrderByMissing names no parameter of the function.
+//
+//argo:retry order-by=nope
+func OrderByMissing(a int) error { return nil }
+
+// OrderByFlow is ordered and under flow control.
+//
+//argo:retry order-by=a limit=2
+func OrderByFlow(a int) error { return nil }
