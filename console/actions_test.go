@@ -236,3 +236,42 @@ func TestBulkDiscardRequests(t *testing.T) {
 		}
 	})
 }
+
+// TestBulkCap: one bulk action touches at most BulkCap tasks, and the
+// confirmation says so.
+func TestBulkCap(t *testing.T) {
+	e := newEnv(t, sqliteDSN(t))
+	h := e.handler(console.Options{AllowWrites: true, BulkCap: 5})
+	form := url.Values{"name": {"bulk.Sweep"}}
+	r := post(t, h, "/tasks/bulk/requeue", "alice", form)
+	if !strings.Contains(r.body, `<b id="confirm-count">5</b>`) || !strings.Contains(r.body, "one bulk action touches at most 5") {
+		t.Fatalf("confirmation past the cap:\n%s", r.body)
+	}
+	form.Set("confirm", "1")
+	if r := post(t, h, "/tasks/bulk/requeue", "alice", form); !strings.Contains(r.body, "Requeued: 5 tasks.") {
+		t.Fatalf("bulk requeue past the cap: %s", r.body)
+	}
+	requeued := 0
+	for i := range bulkCount {
+		if len(e.trail(int64(idBulkFirst+i))) == 1 {
+			requeued++
+		}
+	}
+	if requeued != 5 {
+		t.Fatalf("requeued %d tasks, want the cap 5", requeued)
+	}
+}
+
+// TestFlashIsFixedText: the flash shown after a redirect is one of the
+// console's own messages, never text from the URL.
+func TestFlashIsFixedText(t *testing.T) {
+	e := newEnv(t, sqliteDSN(t))
+	h := e.handler(console.Options{})
+	if body := get(t, h, "/tasks/1?flash="+url.QueryEscape(xssScript)); strings.Contains(body, `id="flash"`) {
+		t.Error("an unknown flash code shows a flash")
+	}
+	body := get(t, h, "/tasks/1?flash=requeued&new="+url.QueryEscape("7"+xssImg))
+	if !strings.Contains(body, `<p id="flash" class="flash" role="status">Requeued: the call runs again as a new task; this row stays as it was.</p>`) {
+		t.Errorf("flash with a bad new id:\n%s", body)
+	}
+}
