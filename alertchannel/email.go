@@ -41,16 +41,20 @@ func NewEmail(cfg EmailConfig) (*Channel, error) {
 	if err != nil || host == "" {
 		return nil, fmt.Errorf("alertchannel: email Addr %q: want the SMTP server's host:port", cfg.Addr)
 	}
-	if _, err := mail.ParseAddress(cfg.From); err != nil {
+	from, err := mail.ParseAddress(cfg.From)
+	if err != nil {
 		return nil, fmt.Errorf("alertchannel: email From %q: %v", cfg.From, err)
 	}
 	if len(cfg.To) == 0 {
 		return nil, fmt.Errorf("alertchannel: email To: want at least one recipient")
 	}
+	env := envelope{from: from.Address}
 	for _, to := range cfg.To {
-		if _, err := mail.ParseAddress(to); err != nil {
+		addr, err := mail.ParseAddress(to)
+		if err != nil {
 			return nil, fmt.Errorf("alertchannel: email To %q: %v", to, err)
 		}
+		env.to = append(env.to, addr.Address)
 	}
 	tlsConfig := cfg.TLSConfig.Clone()
 	if tlsConfig == nil {
@@ -63,12 +67,18 @@ func NewEmail(cfg EmailConfig) (*Channel, error) {
 		cfg.LocalName = "localhost"
 	}
 	return newChannel("email", cfg.Options, DefaultTemplate, -1, func(ctx context.Context, m rendered) error {
-		return sendMail(ctx, cfg, host, tlsConfig, m)
+		return sendMail(ctx, cfg, env, host, tlsConfig, m)
 	})
 }
 
+// envelope is the SMTP sender and recipients: the bare addresses of From and To.
+type envelope struct {
+	from string
+	to   []string
+}
+
 // sendMail runs one SMTP session, bounded by ctx.
-func sendMail(ctx context.Context, cfg EmailConfig, host string, tlsConfig *tls.Config, m rendered) error {
+func sendMail(ctx context.Context, cfg EmailConfig, env envelope, host string, tlsConfig *tls.Config, m rendered) error {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", cfg.Addr)
 	if err != nil {
@@ -101,10 +111,10 @@ func sendMail(ctx context.Context, cfg EmailConfig, host string, tlsConfig *tls.
 			return fmt.Errorf("AUTH: %w", err)
 		}
 	}
-	if err := c.Mail(cfg.From); err != nil {
+	if err := c.Mail(env.from); err != nil {
 		return err
 	}
-	for _, to := range cfg.To {
+	for _, to := range env.to {
 		if err := c.Rcpt(to); err != nil {
 			return err
 		}

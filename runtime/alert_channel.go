@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -34,22 +35,29 @@ func (c Config) checkAlertChannels() error {
 // checkTaskChannels reports the channels d names that are not configured,
 // listing those that are.
 func (rt *Runtime) checkTaskChannels(d *TaskDef) error {
+	var missing []string
 	for _, name := range d.AlertChannels {
-		if _, ok := rt.cfg.AlertChannels[name]; ok {
-			continue
+		if _, ok := rt.cfg.AlertChannels[name]; !ok {
+			missing = append(missing, strconv.Quote(name))
 		}
-		configured := make([]string, 0, len(rt.cfg.AlertChannels))
-		for n := range rt.cfg.AlertChannels {
-			configured = append(configured, n)
-		}
-		slices.Sort(configured)
-		have := "none is configured"
-		if len(configured) > 0 {
-			have = "configured: " + strings.Join(configured, ", ")
-		}
-		return fmt.Errorf("argo: task %s: alert channel %q is not in runtime.Config.AlertChannels (%s)", d.Name, name, have)
 	}
-	return nil
+	if len(missing) == 0 {
+		return nil
+	}
+	configured := make([]string, 0, len(rt.cfg.AlertChannels))
+	for n := range rt.cfg.AlertChannels {
+		configured = append(configured, n)
+	}
+	slices.Sort(configured)
+	have := "none is configured"
+	if len(configured) > 0 {
+		have = "configured: " + strings.Join(configured, ", ")
+	}
+	what := "alert channel " + missing[0] + " is"
+	if len(missing) > 1 {
+		what = "alert channels " + strings.Join(missing, ", ") + " are"
+	}
+	return fmt.Errorf("argo: task %s: %s not in runtime.Config.AlertChannels (%s)", d.Name, what, have)
 }
 
 // alertJobs are the jobs an alert of def queues: its action, then one per
