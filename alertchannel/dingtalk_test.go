@@ -178,3 +178,21 @@ func TestDingTalkConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// A reply that is not DingTalk's (a proxy's page, JSON without errcode) is
+// a failed send, not a delivery.
+func TestDingTalkUnexpectedReplyFails(t *testing.T) {
+	for _, reply := range []string{`<html>gateway</html>`, `{"status":"ok"}`} {
+		f := fakeDingTalk(t)
+		f.reply = func(int) (int, string) { return 200, reply }
+		obs := &recorder{}
+		c, err := NewDingTalk(DingTalkConfig{Options: Options{Observer: obs, MaxAttempts: 1}, WebhookURL: f.srv.URL + "/robot/send?access_token=tok", Secret: dingSecret})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = c.Send(context.Background(), alert("pay", 1, "boom"))
+		if err == nil || !strings.Contains(err.Error(), "unexpected reply") || obs.get("dingtalk", OutcomeFailed) != 1 {
+			t.Errorf("reply %s: Send = %v, failed %d; want an unexpected-reply failure", reply, err, obs.get("dingtalk", OutcomeFailed))
+		}
+	}
+}
