@@ -80,7 +80,7 @@ const (
 // DefaultTemplate is the message body when Options.Template is empty. It
 // renders a single alert, or a summary when .Summary is true.
 const DefaultTemplate = `{{if .Summary -}}
-argo: {{.Count}} more alerts for task {{.TaskName}} within {{.Window}}
+argo: {{.Count}} more alert{{if ne .Count 1}}s{{end}} for task {{.TaskName}} within {{.Window}}
 first: task {{.First.TaskID}}, attempt {{.First.ExecuteTimes}}: {{.First.LastError}}
 last: task {{.Last.TaskID}}, attempt {{.Last.ExecuteTimes}}: {{.Last.LastError}}
 tasks: {{range $i, $id := .TaskIDs}}{{if $i}}, {{end}}{{$id}}{{end}}{{if .MoreTaskIDs}} and {{.MoreTaskIDs}} more{{end}}

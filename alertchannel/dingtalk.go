@@ -22,7 +22,7 @@ const dingTalkMaxText = 18000
 // DefaultMarkdownTemplate is the message body of markdown messages
 // (DingTalk, WeCom) when Options.Template is empty.
 const DefaultMarkdownTemplate = `{{if .Summary -}}
-### argo: {{.Count}} more alerts for task {{.TaskName}} within {{.Window}}
+### argo: {{.Count}} more alert{{if ne .Count 1}}s{{end}} for task {{.TaskName}} within {{.Window}}
 - first: task {{.First.TaskID}}, attempt {{.First.ExecuteTimes}}: {{.First.LastError}}
 - last: task {{.Last.TaskID}}, attempt {{.Last.ExecuteTimes}}: {{.Last.LastError}}
 - tasks: {{range $i, $id := .TaskIDs}}{{if $i}}, {{end}}{{$id}}{{end}}{{if .MoreTaskIDs}} and {{.MoreTaskIDs}} more{{end}}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"go.opentelemetry.io/otel/trace"
 	"log/slog"
+	"maps"
 	"os"
 	"strconv"
 	"strings"
@@ -141,6 +142,7 @@ func (c Config) withDefaults() (Config, error) {
 	if err := c.checkAlertChannels(); err != nil {
 		return c, err
 	}
+	c.AlertChannels = maps.Clone(c.AlertChannels) // the caller's map may change after Start
 	if c.InstanceID == "" {
 		host, _ := os.Hostname()
 		c.InstanceID = host + "-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixNano()%1e6, 36)

@@ -84,7 +84,7 @@ func TestFailuresReachDingTalk(t *testing.T) {
 			t.Errorf("first message %q lacks %q", texts[0], want)
 		}
 	}
-	for _, want := range []string{"1 more alerts for task github.com/argo-retry/argo/examples/alerts.ChargeCard", "attempt " + grouped + ": card gateway: 503"} {
+	for _, want := range []string{"1 more alert for task github.com/argo-retry/argo/examples/alerts.ChargeCard", "attempt " + grouped + ": card gateway: 503"} {
 		if !strings.Contains(texts[1], want) {
 			t.Errorf("summary %q lacks %q", texts[1], want)
 		}
