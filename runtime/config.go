@@ -123,6 +123,11 @@ type Config struct {
 	// (docs/tenants-and-traces.md). Default: the global provider of
 	// go.opentelemetry.io/otel, a no-op until the program installs one.
 	TracerProvider trace.TracerProvider
+
+	// RetryStrategies maps a task name to the Go code that decides its
+	// retries in place of its policy (retry_strategy.go). Default none:
+	// every task follows its policy.
+	RetryStrategies map[string]RetryStrategy
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -178,6 +183,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if err := validateStrategies(c.RetryStrategies); err != nil {
+		return c, err
 	}
 	return c, nil
 }

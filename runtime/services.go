@@ -46,6 +46,7 @@ func (rt *Runtime) newServices() {
 		Now: rt.now, Logger: rt.log, UpSince: rt.health.upSince,
 		Leading: func() bool { return rt.elector.Leading() },
 		Policy:  rt.rescuePolicy, Rescued: rt.rescued, Failed: failed,
+		Next: rt.rescueNext,
 	})
 	// The rescuer, the flagger and the purger run on the holder of the
 	// maintenance role (the elector, built last), once the database has
