@@ -40,6 +40,9 @@ type FlowClaim struct {
 	// count against the cap whichever instance declared them.
 	Names  []string
 	Policy FlowPolicy
+	// Tenants, if set, limits the claim to tasks of these tenants; nil:
+	// every tenant (instance_scope.go).
+	Tenants []string
 	Owner  string
 	// Now is the claim's time; LeaseUntil the leases' end.
 	Now, LeaseUntil Millis
@@ -99,9 +102,10 @@ func (s *Store) ClaimFlow(ctx context.Context, c FlowClaim) (FlowClaimResult, er
 	// an idle group neither locks its row nor queues behind its claimers.
 	// A group the caller found busy skips it (it would find work).
 	nameIn, nameArgs := InList(c.Names)
+	scope, nameArgs := withTenants("task_id IN "+nameIn, nameArgs, c.Tenants)
 	if !c.Busy {
 		var due []int64
-		if err := s.db.SelectContext(ctx, &due, s.sql.FlowDue(StateSet(ClaimableStates...), "task_id IN "+nameIn),
+		if err := s.db.SelectContext(ctx, &due, s.sql.FlowDue(StateSet(ClaimableStates...), scope),
 			append(append([]any{c.Now, c.Now}, nameArgs...), 1)...); err != nil {
 			return out, err
 		}
@@ -117,7 +121,6 @@ func (s *Store) ClaimFlow(ctx context.Context, c FlowClaim) (FlowClaimResult, er
 		}
 		read := *st
 		st.addMembers(c.Names)
-		scope := "task_id IN " + nameIn
 		dueArgs := slices.Clip(append([]any{c.Now, c.Now}, nameArgs...))
 		takeRead := func(cands []*Task) ([]*Task, error) {
 			if len(cands) == 0 {
