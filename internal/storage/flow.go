@@ -40,9 +40,6 @@ type FlowClaim struct {
 	// count against the cap whichever instance declared them.
 	Names  []string
 	Policy FlowPolicy
-	// Tenants, if set, limits the claim to tasks of these tenants; nil:
-	// every tenant (instance_scope.go).
-	Tenants []string
 	Owner  string
 	// Now is the claim's time; LeaseUntil the leases' end.
 	Now, LeaseUntil Millis
@@ -54,6 +51,9 @@ type FlowClaim struct {
 	// candidates' read and their take (the conformance suite changes a
 	// candidate there, as a concurrent writer would). nil in production.
 	BeforeTake func(ctx context.Context, tx *sqlx.Tx, candidates []*Task) error
+	// Tenants, if set, limits the claim to tasks of these tenants; nil:
+	// every tenant (instance_scope.go).
+	Tenants []string
 }
 
 // FlowClaimResult is what a gated claim took, and when to try again.

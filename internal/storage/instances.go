@@ -43,8 +43,8 @@ func (s *Store) RecordInstance(ctx context.Context, id string, names, tenants []
 // by id.
 func (s *Store) LiveInstances(ctx context.Context, cutoff Millis) ([]Instance, error) {
 	var rows []struct {
-		ID      string `db:"instance_id"`
-		Names   string `db:"task_names"`
+		ID      string         `db:"instance_id"`
+		Names   string         `db:"task_names"`
 		Tenants sql.NullString `db:"tenants"`
 	}
 	if err := s.db.SelectContext(ctx, &rows, s.sql.LiveInstances, cutoff); err != nil {
