@@ -161,3 +161,36 @@ func TestRetryStrategyDecides(t *testing.T) {
 		}
 	})
 }
+
+// A task whose instance died (its lease expired) is decided by the
+// strategy of the maintenance instance: here it stops a 3-attempt task
+// after the rescued attempt, so it ends dead at attempt 1.
+func TestRetryStrategyDecidesRescue(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		cfg := testConfigT(t, dsn)
+		cfg.RescueInterval = 50 * time.Millisecond
+		var asked sync.Map
+		cfg.RetryStrategies = map[string]RetryStrategy{"strategy.rescued": RetryStrategyFunc(func(a FailedAttempt) (time.Duration, bool) {
+			asked.Store(a.TaskID, errors.Is(a.Err, ErrLeaseExpired))
+			return 0, false
+		})}
+		rt := startRuntime(t, cfg)
+		def := &TaskDef{Name: "strategy.rescued", Policy: fastPolicy(3), Run: func(context.Context, []byte) error { return errors.New("fails") }}
+		if err := rt.Register(def); err != nil {
+			t.Fatal(err)
+		}
+		past := time.Now().Add(-time.Minute)
+		task := &Task{Name: def.Name, State: StateRunning, ExecuteTimes: 1, MaxAttempts: 3, ExecuteTime: toMillis(past), Parameter: "{}",
+			RetryPolicyJSON: encodePolicy(fastPolicy(3)), LeaseOwner: "died", LeaseUntil: toMillis(past), GmtCreate: toMillis(past), GmtModified: toMillis(past)}
+		if err := rt.store.Insert(context.Background(), nil, task); err != nil {
+			t.Fatal(err)
+		}
+		got := waitState(t, rt, task.ID, StateDead, 15*time.Second)
+		if got.ExecuteTimes != 1 {
+			t.Errorf("dead at attempt %d, want 1 (the strategy stopped at the rescue)", got.ExecuteTimes)
+		}
+		if v, ok := asked.Load(task.ID); !ok || !v.(bool) {
+			t.Errorf("the strategy was asked %v (%v); want once, with an error wrapping ErrLeaseExpired", v, ok)
+		}
+	})
+}
