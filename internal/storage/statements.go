@@ -107,13 +107,13 @@ type Statements struct {
 	DeleteTasks, DeleteAttempts func(n int) string
 
 	// UpdateInstance records a heartbeat: arguments heartbeat_at,
-	// task_names, instance_id.
+	// task_names, tenants, instance_id.
 	UpdateInstance string
 	// InsertInstance adds an instance: arguments instance_id,
-	// heartbeat_at, started_at, task_names.
+	// heartbeat_at, started_at, task_names, tenants.
 	InsertInstance string
-	// LiveInstances reads instance_id, task_names of instances heartbeating
-	// since a cutoff, by id: argument cutoff.
+	// LiveInstances reads instance_id, task_names, tenants of instances
+	// heartbeating since a cutoff, by id: argument cutoff.
 	LiveInstances string
 	// DeleteInstance removes an instance: argument instance_id.
 	DeleteInstance string
