@@ -101,10 +101,7 @@ func (b *bencher) console(ctx context.Context) error {
 		{"next page (before=last id)", runtime.Filter{BeforeID: first[len(first)-1].ID}},
 		{"state=dead, before=mid id", runtime.Filter{States: []runtime.State{runtime.StateDead}, BeforeID: maxID / 2}},
 	}
-	st, err := storage.StatementsFor(b.dialect)
-	if err != nil {
-		return err
-	}
+	st := storage.New(b.admin, b.dialect, storage.Options{}) // for the statements' plans
 	label := fmtCount(n) + " rows"
 	type figures struct{ p50, p95 []float64 }
 	lists, counts, totals := make([]figures, len(pages)), make([]figures, len(pages)), make([]figures, len(pages))
@@ -155,11 +152,16 @@ func (b *bencher) console(ctx context.Context) error {
 		r.Met = metIf(r.Argo.Median <= 0.2)
 		f := p.f
 		f.Limit = 50
-		q, args := storage.ListQuery(st, f)
+		q, args, err := st.ListQuery(ctx, f)
+		if err != nil {
+			return err
+		}
 		if err := b.explain(ctx, "argo", label+", list "+p.label, q, args); err != nil {
 			return err
 		}
-		q, args = storage.CountUpToQuery(st, f, 10000)
+		if q, args, err = st.CountUpToQuery(ctx, f, 10000); err != nil {
+			return err
+		}
 		if err := b.explain(ctx, "argo", label+", count "+p.label, q, args); err != nil {
 			return err
 		}

@@ -33,6 +33,9 @@ type Filter struct {
 	// UniqueKey is the task's unique key (argo_task.unique_key), exactly.
 	UniqueKey     string
 	Limit, Offset int // paging, newest id first; Limit 0 is no limit
+
+	// matchNone: narrow found no task name the criteria can select.
+	matchNone bool
 }
 
 // Empty reports whether f has no criteria, so that it would match every
@@ -174,6 +177,10 @@ func (s *Store) CountByState(ctx context.Context) (map[State]int, error) {
 // List returns the tasks f selects, newest id first, paged by f.Limit and
 // f.Offset. f.NameSuffix is no criterion here: resolve it into f.Names first.
 func (s *Store) List(ctx context.Context, f Filter) ([]*Task, error) {
+	f, err := s.narrow(ctx, f)
+	if err != nil {
+		return nil, err
+	}
 	where, args := f.where()
 	page, pargs := f.paging()
 	var out []*Task
@@ -185,6 +192,10 @@ func (s *Store) List(ctx context.Context, f Filter) ([]*Task, error) {
 
 // Count returns how many tasks f selects, ignoring Limit and Offset.
 func (s *Store) Count(ctx context.Context, f Filter) (int, error) {
+	f, err := s.narrow(ctx, f)
+	if err != nil {
+		return 0, err
+	}
 	where, args := f.where()
 	var n int
 	if err := s.db.GetContext(ctx, &n, s.sql.CountTasks(where), args...); err != nil {
@@ -195,6 +206,10 @@ func (s *Store) Count(ctx context.Context, f Filter) (int, error) {
 
 // IDs returns the ids f selects, newest first, paged as List.
 func (s *Store) IDs(ctx context.Context, f Filter) ([]int64, error) {
+	f, err := s.narrow(ctx, f)
+	if err != nil {
+		return nil, err
+	}
 	where, args := f.where()
 	page, pargs := f.paging()
 	var ids []int64

@@ -309,6 +309,9 @@ type Statements struct {
 	// CountTasksUpTo counts the tasks where (a Filter's condition) selects,
 	// reading at most a bound of them: arguments where's, then the bound.
 	CountTasksUpTo func(where string) string
+	// TaskNamesContaining reads the distinct task names whose lower-cased
+	// form is LIKE a pattern (escape '!'): argument the pattern.
+	TaskNamesContaining string
 	// OverviewCounts reads task_id, tenant, task_status, n of the tasks in
 	// the states not in PurgeableStates.
 	OverviewCounts string

@@ -4,15 +4,21 @@ import "github.com/argo-retry/argo/internal/storage"
 
 // The console's reads (storage/console_reads.go, storage/overview.go),
 // added to statements in init. Each reads a bounded range of an index:
-// see docs/schema.md, "Console reads (000011)".
+// see docs/schema.md (migration 000011).
 func init() {
 	unpurged := storage.StateSet(storage.UnpurgedStates...)
 	closed := storage.StateSet(storage.StateSucceeded, storage.StateRecovered, storage.StateDead)
+	// Fail while an index of 000011 is missing (an index the statement
+	// names that does not exist is an error, raised before any row).
+	statements.SchemaProbes = append(statements.SchemaProbes,
+		storage.SchemaProbe{Migration: "000011_console_reads.up.sql", Query: "SELECT id FROM argo_task FORCE INDEX (idx_state_name) WHERE 1=0"},
+		storage.SchemaProbe{Migration: "000011_console_reads.up.sql", Query: "SELECT id FROM argo_task_attempt FORCE INDEX (idx_attempt_finished) WHERE 1=0"})
 	statements.CountTasksUpTo = func(where string) string {
 		return "SELECT COUNT(*) FROM (SELECT 1 FROM argo_task WHERE " + where + " LIMIT ?) AS bounded"
 	}
-	statements.OverviewCounts = "SELECT task_id, tenant, task_status, COUNT(*) AS n FROM argo_task WHERE task_status IN " + unpurged + " GROUP BY task_id, tenant, task_status"
-	statements.OverviewRecentCounts = "SELECT task_id, tenant, task_status, COUNT(*) AS n FROM argo_task WHERE task_status IN " + purgeable + " AND gmt_modified >= ? GROUP BY task_id, tenant, task_status"
+	statements.TaskNamesContaining = "SELECT DISTINCT task_id FROM argo_task WHERE LOWER(task_id) LIKE ? ESCAPE '!' ORDER BY task_id"
+	statements.OverviewCounts = "SELECT task_id, tenant, task_status, COUNT(*) AS n FROM argo_task WHERE task_status IN " + unpurged + " GROUP BY task_status, task_id, tenant"
+	statements.OverviewRecentCounts = "SELECT task_id, tenant, task_status, COUNT(*) AS n FROM argo_task WHERE task_status IN " + purgeable + " AND gmt_modified >= ? GROUP BY task_status, task_id, tenant"
 	statements.OverviewFinishedBuckets = "SELECT (gmt_modified - ?) DIV ? AS b, task_status, COUNT(*) AS n, SUM(CASE WHEN execute_times > 1 THEN 1 ELSE 0 END) AS retried" +
 		" FROM argo_task WHERE task_status IN " + closed + " AND gmt_modified >= ? GROUP BY b, task_status"
 	statements.OverviewFailedAttemptBuckets = "SELECT (finished_at - ?) DIV ? AS b, COUNT(*) AS n, SUM(CASE WHEN attempt > 1 THEN 1 ELSE 0 END) AS retried" +

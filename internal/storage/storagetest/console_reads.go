@@ -2,6 +2,7 @@ package storagetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -22,6 +23,7 @@ func consoleReadCases() []testCase {
 		{"CountUpToBounded", consoleCountUpTo},
 		{"OverviewFigures", consoleOverview},
 		{"OverviewBucketsCapped", consoleOverviewCapped},
+		{"IndexesMigratedAndProbed", consoleIndexes},
 	}
 }
 
@@ -142,6 +144,9 @@ func consoleFiltersCombine(t *testing.T, e Engine) {
 		{"billing, before the 4th row", storage.Filter{NameContains: "billing.", BeforeID: ids[3]}, pick(0, 1, 2)},
 		{"dead, before the 5th row, tenant eu", storage.Filter{States: []storage.State{dead}, BeforeID: ids[4], Tenant: "eu"}, pick(0, 1, 3)},
 		{"no such substring", storage.Filter{NameContains: "nomatch"}, nil},
+		{"charge among names", storage.Filter{NameContains: "charge", Names: []string{"billing.Charge", "mail.Send"}}, pick(0, 2, 4)},
+		{"charge, names without it", storage.Filter{NameContains: "charge", Names: []string{"billing.Refund", "mail.Send"}}, nil},
+		{"key k1 among names", storage.Filter{UniqueKey: "k1", Names: []string{"mail.Send", "billing.Refund"}}, pick(3)},
 	} {
 		if got := listIDs(t, s, c.f); !slices.Equal(got, c.want) {
 			t.Errorf("%s: listed %v, want %v", c.what, got, c.want)
@@ -387,5 +392,63 @@ func consoleOverviewCapped(t *testing.T, e Engine) {
 	}
 	if last := ov.Buckets[len(ov.Buckets)-1].Start.Add(ov.Bucket); last.Before(now) {
 		t.Fatalf("the buckets end at %s, before now %s", last, now)
+	}
+}
+
+// indexColumns lists the columns of an index of table, in order.
+func indexColumns(t *testing.T, s *storage.Store, table, index string) []string {
+	t.Helper()
+	q := "SELECT column_name FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = ? AND index_name = ? ORDER BY seq_in_index"
+	args := []any{table, index}
+	if s.Dialect() == "sqlite" {
+		q, args = "SELECT name FROM pragma_index_info(?) ORDER BY seqno", []any{index}
+	}
+	rows, err := s.DB().QueryContext(ctxFor(t), q, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var cols []string
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			t.Fatal(err)
+		}
+		cols = append(cols, c)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return cols
+}
+
+// Migration 000011 creates the overview's two indexes; applying it again
+// (another process did meanwhile) is no error; without an index the schema
+// check names 000011.
+func consoleIndexes(t *testing.T, e Engine) {
+	s := e.Open(t)
+	ctx := ctxFor(t)
+	if got := indexColumns(t, s, "argo_task", "idx_state_name"); !slices.Equal(got, []string{"task_status", "task_id", "tenant", "execute_time"}) {
+		t.Fatalf("idx_state_name columns %v; want [task_status task_id tenant execute_time]", got)
+	}
+	if got := indexColumns(t, s, "argo_task_attempt", "idx_attempt_finished"); !slices.Equal(got, []string{"finished_at"}) {
+		t.Fatalf("idx_attempt_finished columns %v; want [finished_at]", got)
+	}
+	exec(t, s, "DELETE FROM argo_schema_migrations WHERE version = 11")
+	steps, err := storage.MigrateSteps(ctx, s.DB(), s.Dialect())
+	if err != nil {
+		t.Fatalf("000011 applied over its own indexes: %v", err)
+	}
+	if len(steps) != 1 || !steps[0].AlreadyPresent {
+		t.Fatalf("migrating again recorded %+v; want 000011 alone, already present", steps)
+	}
+	dropIndex := "ALTER TABLE argo_task DROP INDEX idx_state_name"
+	if s.Dialect() == "sqlite" {
+		dropIndex = "DROP INDEX idx_state_name"
+	}
+	exec(t, s, dropIndex)
+	var se *storage.SchemaError
+	if err := s.CheckSchema(ctx); !errors.As(err, &se) || se.Migration != "000011_console_reads.up.sql" {
+		t.Fatalf("without idx_state_name: %v; want a SchemaError naming 000011_console_reads.up.sql", err)
 	}
 }
