@@ -2,10 +2,12 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/argo-retry/argo/argotype"
@@ -97,7 +99,8 @@ type OutcomeBucket struct {
 	// bucket without success.
 	FailedAttempts int
 	// Retried is the retries (attempts numbered 2 or more) that ended in
-	// the bucket, failed or succeeded.
+	// the bucket, failed or succeeded (the succeeded ones among the latest
+	// MaxLatenessSamples of the window).
 	Retried int
 }
 
@@ -129,7 +132,9 @@ type InstanceInfo struct {
 
 // Overview reads the console's overview at now over the window [since,
 // now), in buckets of bucket (widened to at most MaxOverviewBuckets);
-// instances that heartbeated at liveCutoff or later are live.
+// instances that heartbeated at liveCutoff or later are live. Its reads are
+// independent of each other and run at once, each on a connection of its
+// own, so that the overview takes about as long as its longest read.
 func (s *Store) Overview(ctx context.Context, now, since time.Time, bucket time.Duration, liveCutoff time.Time) (*Overview, error) {
 	if bucket <= 0 {
 		return nil, fmt.Errorf("argo: overview bucket %s must be positive", bucket)
@@ -141,24 +146,64 @@ func (s *Store) Overview(ctx context.Context, now, since time.Time, bucket time.
 	if minBucket := (window + MaxOverviewBuckets - 1) / MaxOverviewBuckets; bucket < minBucket {
 		bucket = minBucket
 	}
-	bucket = bucket.Round(time.Millisecond)
-	if bucket < time.Millisecond {
-		bucket = time.Millisecond
-	}
+	bucket = max(bucket.Round(time.Millisecond), time.Millisecond)
 	n := int((window + bucket - 1) / bucket)
-	ov := &Overview{At: now, Since: since, Bucket: bucket}
+	ov := &Overview{At: now, Since: since, Bucket: bucket, Buckets: make([]OutcomeBucket, n), Lateness: make([]LatenessBucket, n)}
+	for i := range n {
+		start := since.Add(time.Duration(i) * bucket)
+		ov.Buckets[i].Start, ov.Lateness[i].Start = start, start
+	}
 	sinceMs, bucketMs := ToMillis(since), Millis(bucket.Milliseconds())
-	fail := func(what string, err error) (*Overview, error) {
-		return nil, fmt.Errorf("argo: overview: %s: %w", what, err)
+
+	var (
+		recent   []NameTenantStateCount
+		finished []struct {
+			B     int64 `db:"b"`
+			State State `db:"task_status"`
+			N     int   `db:"n"`
+		}
+		failed []struct {
+			B       int64 `db:"b"`
+			N       int   `db:"n"`
+			Retried int   `db:"retried"`
+		}
+		failedAgain, succeededRetries []latenessSample
+	)
+	reads := []struct {
+		what string
+		run  func() error
+	}{
+		{"counts", func() error { return s.db.SelectContext(ctx, &ov.Counts, s.sql.OverviewCounts) }},
+		{"counts in the window", func() error { return s.db.SelectContext(ctx, &recent, s.sql.OverviewRecentCounts, sinceMs) }},
+		{"finished tasks", func() error {
+			return s.db.SelectContext(ctx, &finished, s.sql.OverviewFinishedBuckets, sinceMs, bucketMs, sinceMs)
+		}},
+		{"failed attempts", func() error {
+			return s.db.SelectContext(ctx, &failed, s.sql.OverviewFailedAttemptBuckets, sinceMs, bucketMs, OutcomeSucceeded, sinceMs)
+		}},
+		{"lateness of failed retries", func() error {
+			return s.db.SelectContext(ctx, &failedAgain, s.sql.OverviewFailedRetryLateness, sinceMs, MaxLatenessSamples)
+		}},
+		{"lateness of succeeded retries", func() error {
+			return s.db.SelectContext(ctx, &succeededRetries, s.sql.OverviewSucceededRetryLateness, sinceMs, MaxLatenessSamples)
+		}},
+		{"dead-letter growth", func() error { return s.db.SelectContext(ctx, &ov.DeadGrowth, s.sql.OverviewDeadGrowth, sinceMs) }},
+		{"instances", func() error { return s.overviewInstances(ctx, ov, now, liveCutoff) }},
+	}
+	errs := make([]error, len(reads))
+	var wg sync.WaitGroup
+	for i, r := range reads {
+		wg.Go(func() {
+			if err := r.run(); err != nil {
+				errs[i] = fmt.Errorf("argo: overview: %s: %w", r.what, err)
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 
-	if err := s.db.SelectContext(ctx, &ov.Counts, s.sql.OverviewCounts); err != nil {
-		return fail("counts", err)
-	}
-	var recent []NameTenantStateCount
-	if err := s.db.SelectContext(ctx, &recent, s.sql.OverviewRecentCounts, sinceMs); err != nil {
-		return fail("counts in the window", err)
-	}
 	ov.Counts = append(ov.Counts, recent...)
 	sort.Slice(ov.Counts, func(i, j int) bool {
 		a, b := ov.Counts[i], ov.Counts[j]
@@ -170,50 +215,23 @@ func (s *Store) Overview(ctx context.Context, now, since time.Time, bucket time.
 		}
 		return a.State < b.State
 	})
-
-	ov.Buckets = make([]OutcomeBucket, n)
-	ov.Lateness = make([]LatenessBucket, n)
-	for i := range n {
-		start := since.Add(time.Duration(i) * bucket)
-		ov.Buckets[i].Start, ov.Lateness[i].Start = start, start
-	}
 	at := func(b int64) *OutcomeBucket {
 		if b < 0 || b >= int64(n) {
-			return nil // a row changed after now (clocks of several writers)
+			return nil // changed after now (the clocks of several writers)
 		}
 		return &ov.Buckets[b]
 	}
-	var finished []struct {
-		B       int64 `db:"b"`
-		State   State `db:"task_status"`
-		N       int   `db:"n"`
-		Retried int   `db:"retried"`
-	}
-	if err := s.db.SelectContext(ctx, &finished, s.sql.OverviewFinishedBuckets, sinceMs, bucketMs, sinceMs); err != nil {
-		return fail("finished tasks", err)
-	}
 	for _, r := range finished {
-		b := at(r.B)
-		if b == nil {
-			continue
+		if b := at(r.B); b != nil {
+			switch r.State {
+			case StateSucceeded:
+				b.Succeeded += r.N
+			case StateRecovered:
+				b.Recovered += r.N
+			case StateDead:
+				b.Dead += r.N
+			}
 		}
-		switch r.State {
-		case StateSucceeded:
-			b.Succeeded += r.N
-			b.Retried += r.Retried
-		case StateRecovered:
-			b.Recovered += r.N
-		case StateDead:
-			b.Dead += r.N
-		}
-	}
-	var failed []struct {
-		B       int64 `db:"b"`
-		N       int   `db:"n"`
-		Retried int   `db:"retried"`
-	}
-	if err := s.db.SelectContext(ctx, &failed, s.sql.OverviewFailedAttemptBuckets, sinceMs, bucketMs, OutcomeSucceeded, sinceMs); err != nil {
-		return fail("failed attempts", err)
 	}
 	for _, r := range failed {
 		if b := at(r.B); b != nil {
@@ -221,38 +239,31 @@ func (s *Store) Overview(ctx context.Context, now, since time.Time, bucket time.
 			b.Retried += r.Retried
 		}
 	}
-
-	if err := s.overviewLateness(ctx, ov, sinceMs, bucketMs); err != nil {
-		return fail("retry lateness", err)
+	// A succeeded retry is counted from its lateness sample: the task row
+	// knows its last attempt was a retry, the index the count reads does not.
+	for _, sm := range succeededRetries {
+		if b := at(int64(sm.Ended-sinceMs) / int64(bucketMs)); b != nil && sm.Ended >= sinceMs {
+			b.Retried++
+		}
 	}
-	if err := s.db.SelectContext(ctx, &ov.DeadGrowth, s.sql.OverviewDeadGrowth, sinceMs); err != nil {
-		return fail("dead-letter growth", err)
-	}
-	if err := s.overviewInstances(ctx, ov, now, liveCutoff); err != nil {
-		return fail("instances", err)
-	}
+	ov.setLateness(append(failedAgain, succeededRetries...), sinceMs, bucketMs)
 	if err := s.overviewUnrunnable(ctx, ov, now); err != nil {
-		return fail("task names no instance runs", err)
+		return nil, fmt.Errorf("argo: overview: task names no instance runs: %w", err)
 	}
 	return ov, nil
 }
 
-// overviewLateness samples the lateness of the retries that started in the
-// window (the latest MaxLatenessSamples that failed again and as many that
-// succeeded) into ov.Lateness.
-func (s *Store) overviewLateness(ctx context.Context, ov *Overview, sinceMs, bucketMs Millis) error {
-	type sample struct {
-		Started Millis `db:"started"`
-		Late    Millis `db:"late_ms"`
-	}
-	var failedAgain, succeeded []sample
-	if err := s.db.SelectContext(ctx, &failedAgain, s.sql.OverviewFailedRetryLateness, sinceMs, MaxLatenessSamples); err != nil {
-		return err
-	}
-	if err := s.db.SelectContext(ctx, &succeeded, s.sql.OverviewSucceededRetryLateness, sinceMs, MaxLatenessSamples); err != nil {
-		return err
-	}
-	samples := append(failedAgain, succeeded...)
+// latenessSample is one retry: when it started, how late against its due
+// time, and when it ended (the bucket a succeeded retry counts in).
+type latenessSample struct {
+	Started Millis `db:"started"`
+	Late    Millis `db:"late_ms"`
+	Ended   Millis `db:"ended"`
+}
+
+// setLateness puts the samples into ov.Lateness by the bucket they started
+// in, and computes each bucket's percentiles.
+func (ov *Overview) setLateness(samples []latenessSample, sinceMs, bucketMs Millis) {
 	per := make([][]time.Duration, len(ov.Lateness))
 	for _, sm := range samples {
 		b := int64(sm.Started-sinceMs) / int64(bucketMs)
@@ -270,7 +281,6 @@ func (s *Store) overviewLateness(ctx context.Context, ov *Overview, sinceMs, buc
 		ov.Lateness[i].P50 = nearestRank(ls, 50)
 		ov.Lateness[i].P95 = nearestRank(ls, 95)
 	}
-	return nil
 }
 
 // nearestRank is the p-th percentile of sorted (not empty), nearest-rank.

@@ -319,23 +319,23 @@ type Statements struct {
 	// tasks in PurgeableStates changed since: argument since.
 	OverviewRecentCounts string
 	// OverviewFinishedBuckets reads b (the bucket: (gmt_modified - since)
-	// divided by the width, rounded down), task_status, n, retried (those
-	// that took more than one attempt) of the succeeded, recovered and
-	// dead tasks changed since: arguments since, width, since.
+	// divided by the width, rounded down), task_status, n of the succeeded,
+	// recovered and dead tasks changed since, from idx_retention alone:
+	// arguments since, width, since.
 	OverviewFinishedBuckets string
 	// OverviewFailedAttemptBuckets reads b, n, retried (attempt > 1) of the
 	// attempt rows (kind attempt) finished since without success:
 	// arguments since, width, the succeeded outcome, since.
 	OverviewFailedAttemptBuckets string
 	// OverviewFailedRetryLateness reads started, late_ms (started_at minus
-	// the previous attempt's finished_at + backoff_ms) of the retries
+	// the previous attempt's finished_at + backoff_ms), ended of the retries
 	// (attempt rows numbered 2 or more) finished since, latest first:
 	// arguments since, limit.
 	OverviewFailedRetryLateness string
 	// OverviewSucceededRetryLateness reads the same of the succeeded tasks
 	// changed since whose last attempt was a retry (attempt_started_at
-	// against the attempt row before it), latest first: arguments since,
-	// limit.
+	// against the attempt row before it; ended: gmt_modified), latest
+	// first: arguments since, limit.
 	OverviewSucceededRetryLateness string
 	// OverviewDeadGrowth reads task_id, tenant, n of the dead tasks changed
 	// since, by name then tenant: argument since.
