@@ -288,6 +288,7 @@ func consoleOverview(t *testing.T, e Engine) {
 	rec := row("a", "", recovered, -time.Hour, -25*time.Minute)
 	row("a", "", discarded, -time.Hour, -5*time.Minute)
 	row("a", "", discarded, -4*time.Hour, -3*time.Hour) // outside the window
+	row("b", "", succeeded, -time.Hour, time.Minute)    // written by a clock ahead of now: counted, in no bucket
 	for _, a := range []storage.Attempt{
 		{TaskPK: ok.ID, Attempt: 1, Kind: "attempt", Outcome: outcomeFailed, StartedAt: ms(-57 * time.Minute), FinishedAt: ms(-56 * time.Minute), BackoffMs: 30_000},
 		{TaskPK: deadRow.ID, Attempt: 1, Kind: "attempt", Outcome: outcomeFailed, StartedAt: ms(-31 * time.Minute), FinishedAt: ms(-30 * time.Minute), BackoffMs: 60_000},
@@ -295,6 +296,9 @@ func consoleOverview(t *testing.T, e Engine) {
 		{TaskPK: deadRow.ID, Attempt: 2, Kind: "fallback", Outcome: outcomeFailed, StartedAt: ms(-27 * time.Minute), FinishedAt: ms(-26 * time.Minute)}, // no attempt
 		{TaskPK: rec.ID, Attempt: 1, Kind: "attempt", Outcome: outcomeSucceeded, StartedAt: ms(-25 * time.Minute), FinishedAt: ms(-24 * time.Minute)},   // no failure
 		{TaskPK: rec.ID, Attempt: 1, Kind: "attempt", Outcome: outcomeFailed, StartedAt: ms(-2 * time.Hour), FinishedAt: ms(-119 * time.Minute)},        // before the window
+		// A retry run 30 s before its due time (run now by an operator): late by 0.
+		{TaskPK: lapsed.ID, Attempt: 1, Kind: "attempt", Outcome: outcomeFailed, StartedAt: ms(-23 * time.Minute), FinishedAt: ms(-22 * time.Minute), BackoffMs: 60_000},
+		{TaskPK: lapsed.ID, Attempt: 2, Kind: "attempt", Outcome: outcomeFailed, StartedAt: ms(-21*time.Minute - 30*time.Second), FinishedAt: ms(-21 * time.Minute)},
 	} {
 		if err := s.InsertAttempt(ctx, s.DB(), &a); err != nil {
 			t.Fatal(err)
@@ -317,7 +321,7 @@ func consoleOverview(t *testing.T, e Engine) {
 	wantCounts := []storage.NameTenantStateCount{
 		{Name: "a", Tenant: "", State: recovered, N: 1}, {Name: "a", Tenant: "", State: discarded, N: 1},
 		{Name: "a", Tenant: "t1", State: pending, N: 1}, {Name: "a", Tenant: "t1", State: succeeded, N: 1},
-		{Name: "b", Tenant: "", State: pending, N: 1},
+		{Name: "b", Tenant: "", State: pending, N: 1}, {Name: "b", Tenant: "", State: succeeded, N: 1},
 		{Name: "b", Tenant: "t2", State: dead, N: 2},
 		{Name: "c", Tenant: "t1", State: retrying, N: 2},
 	}
@@ -329,7 +333,7 @@ func consoleOverview(t *testing.T, e Engine) {
 		wantBuckets[i].Start = now.Add(-time.Hour + time.Duration(i)*10*time.Minute)
 	}
 	wantBuckets[0].Succeeded, wantBuckets[0].Retried, wantBuckets[0].FailedAttempts = 1, 1, 1
-	wantBuckets[3].FailedAttempts, wantBuckets[3].Retried, wantBuckets[3].Recovered = 2, 1, 1
+	wantBuckets[3].FailedAttempts, wantBuckets[3].Retried, wantBuckets[3].Recovered = 4, 2, 1
 	wantBuckets[4].Dead = 1
 	if !slices.EqualFunc(ov.Buckets, wantBuckets, func(a, b storage.OutcomeBucket) bool {
 		return a.Start.Equal(b.Start) && a == (storage.OutcomeBucket{Start: a.Start, Succeeded: b.Succeeded, Recovered: b.Recovered, Dead: b.Dead, FailedAttempts: b.FailedAttempts, Retried: b.Retried})
@@ -344,8 +348,8 @@ func consoleOverview(t *testing.T, e Engine) {
 		switch i {
 		case 0: // the succeeded retry: started 30 s after its due time
 			want.Retries, want.P50, want.P95 = 1, 30*time.Second, 30*time.Second
-		case 3: // the failed retry: due 29 min ago, started 28 min ago
-			want.Retries, want.P50, want.P95 = 1, time.Minute, time.Minute
+		case 3: // a failed retry due 29 min ago, started 28 min ago; one run early
+			want.Retries, want.P50, want.P95 = 2, 0, time.Minute
 		}
 		if !l.Start.Equal(want.Start) || l.Retries != want.Retries || l.P50 != want.P50 || l.P95 != want.P95 {
 			t.Errorf("Lateness[%d] = %+v, want %+v", i, l, want)
@@ -450,5 +454,11 @@ func consoleIndexes(t *testing.T, e Engine) {
 	var se *storage.SchemaError
 	if err := s.CheckSchema(ctx); !errors.As(err, &se) || se.Migration != "000011_console_reads.up.sql" {
 		t.Fatalf("without idx_state_name: %v; want a SchemaError naming 000011_console_reads.up.sql", err)
+	}
+	// With an earlier migration missing too, the check names the earlier
+	// one, whatever the order the drivers list their probes in.
+	exec(t, s, "DROP TABLE argo_flow")
+	if err := s.CheckSchema(ctx); !errors.As(err, &se) || se.Migration != "000006_flow_control.up.sql" {
+		t.Fatalf("without argo_flow and idx_state_name: %v; want a SchemaError naming 000006_flow_control.up.sql, the earlier file", err)
 	}
 }
