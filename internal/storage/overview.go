@@ -216,7 +216,7 @@ func (s *Store) Overview(ctx context.Context, now, since time.Time, bucket time.
 		return a.State < b.State
 	})
 	at := func(b int64) *OutcomeBucket {
-		if b < 0 || b >= int64(n) {
+		if b >= int64(n) {
 			return nil // changed after now (the clocks of several writers)
 		}
 		return &ov.Buckets[b]

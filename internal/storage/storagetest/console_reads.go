@@ -282,6 +282,10 @@ func consoleOverview(t *testing.T, e Engine) {
 	insert(t, s, held, lapsed)
 	ok := row("a", "t1", succeeded, -time.Hour, -55*time.Minute)
 	exec(t, s, "UPDATE argo_task SET execute_times = 2, attempt_started_at = ? WHERE id = ?", ms(-55*time.Minute), ok.ID)
+	// Succeeded at its second attempt before migration 000002 recorded
+	// attempt starts: no lateness to tell.
+	unrecorded := row("a", "t1", succeeded, -time.Hour, -54*time.Minute)
+	exec(t, s, "UPDATE argo_task SET execute_times = 2 WHERE id = ?", unrecorded.ID)
 	row("a", "t1", succeeded, -3*time.Hour, -2*time.Hour) // outside the window
 	deadRow := row("b", "t2", dead, -time.Hour, -15*time.Minute)
 	row("b", "t2", dead, -4*time.Hour, -3*time.Hour) // dead before the window: counted, no growth
@@ -291,6 +295,13 @@ func consoleOverview(t *testing.T, e Engine) {
 	row("b", "", succeeded, -time.Hour, time.Minute)    // written by a clock ahead of now: counted, in no bucket
 	for _, a := range []storage.Attempt{
 		{TaskPK: ok.ID, Attempt: 1, Kind: "attempt", Outcome: outcomeFailed, StartedAt: ms(-57 * time.Minute), FinishedAt: ms(-56 * time.Minute), BackoffMs: 30_000},
+		{TaskPK: unrecorded.ID, Attempt: 1, Kind: "attempt", Outcome: outcomeFailed, StartedAt: ms(-57 * time.Minute), FinishedAt: ms(-56 * time.Minute), BackoffMs: 30_000},
+		// A retry started before the window and ended in it: its failure
+		// counts in the window, its lateness in no bucket.
+		{TaskPK: held.ID, Attempt: 1, Kind: "attempt", Outcome: outcomeFailed, StartedAt: ms(-63 * time.Minute), FinishedAt: ms(-62 * time.Minute), BackoffMs: 60_000},
+		{TaskPK: held.ID, Attempt: 2, Kind: "attempt", Outcome: outcomeFailed, StartedAt: ms(-61 * time.Minute), FinishedAt: ms(-59 * time.Minute)},
+		// A fallback run after the first attempt (then requeued): no attempt a retry follows.
+		{TaskPK: lapsed.ID, Attempt: 1, Kind: "fallback", Outcome: outcomeFailed, StartedAt: ms(-41 * time.Minute), FinishedAt: ms(-40 * time.Minute)},
 		{TaskPK: deadRow.ID, Attempt: 1, Kind: "attempt", Outcome: outcomeFailed, StartedAt: ms(-31 * time.Minute), FinishedAt: ms(-30 * time.Minute), BackoffMs: 60_000},
 		{TaskPK: deadRow.ID, Attempt: 2, Kind: "attempt", Outcome: outcomeFailed, StartedAt: ms(-28 * time.Minute), FinishedAt: ms(-27 * time.Minute)},
 		{TaskPK: deadRow.ID, Attempt: 2, Kind: "fallback", Outcome: outcomeFailed, StartedAt: ms(-27 * time.Minute), FinishedAt: ms(-26 * time.Minute)}, // no attempt
@@ -320,7 +331,7 @@ func consoleOverview(t *testing.T, e Engine) {
 	}
 	wantCounts := []storage.NameTenantStateCount{
 		{Name: "a", Tenant: "", State: recovered, N: 1}, {Name: "a", Tenant: "", State: discarded, N: 1},
-		{Name: "a", Tenant: "t1", State: pending, N: 1}, {Name: "a", Tenant: "t1", State: succeeded, N: 1},
+		{Name: "a", Tenant: "t1", State: pending, N: 1}, {Name: "a", Tenant: "t1", State: succeeded, N: 2},
 		{Name: "b", Tenant: "", State: pending, N: 1}, {Name: "b", Tenant: "", State: succeeded, N: 1},
 		{Name: "b", Tenant: "t2", State: dead, N: 2},
 		{Name: "c", Tenant: "t1", State: retrying, N: 2},
@@ -332,7 +343,7 @@ func consoleOverview(t *testing.T, e Engine) {
 	for i := range wantBuckets {
 		wantBuckets[i].Start = now.Add(-time.Hour + time.Duration(i)*10*time.Minute)
 	}
-	wantBuckets[0].Succeeded, wantBuckets[0].Retried, wantBuckets[0].FailedAttempts = 1, 1, 1
+	wantBuckets[0].Succeeded, wantBuckets[0].Retried, wantBuckets[0].FailedAttempts = 2, 2, 3
 	wantBuckets[3].FailedAttempts, wantBuckets[3].Retried, wantBuckets[3].Recovered = 4, 2, 1
 	wantBuckets[4].Dead = 1
 	if !slices.EqualFunc(ov.Buckets, wantBuckets, func(a, b storage.OutcomeBucket) bool {
