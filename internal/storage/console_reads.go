@@ -31,6 +31,10 @@ func (f Filter) consoleWhere(conds []string, args []any) ([]string, []any) {
 	return conds, args
 }
 
+// maxNarrowNames caps the names narrow puts in a statement (one
+// placeholder each): with more, the criteria alone select the rows.
+const maxNarrowNames = 1000
+
 // narrow adds to f the task names its NameContains and UniqueKey criteria
 // can select, so that the database reads the rows of those names through
 // an index that begins with task_id instead of testing every row: the names
@@ -52,7 +56,9 @@ func (s *Store) narrow(ctx context.Context, f Filter) (Filter, error) {
 			f.matchNone = true
 			return f, nil
 		}
-		f.Names = names
+		if len(names) <= maxNarrowNames {
+			f.Names = names
+		}
 	}
 	if f.UniqueKey != "" && f.Name == "" && len(f.Names) == 0 {
 		names, err := s.TaskNames(ctx)
@@ -63,7 +69,9 @@ func (s *Store) narrow(ctx context.Context, f Filter) (Filter, error) {
 			f.matchNone = true
 			return f, nil
 		}
-		f.Names = names
+		if len(names) <= maxNarrowNames {
+			f.Names = names
+		}
 	}
 	return f, nil
 }
