@@ -168,9 +168,9 @@ func TestEscaping(t *testing.T) {
 			taskPath(idDead):     `HTTP 503 &lt;script&gt;alert(1)&lt;/script&gt;&#34;&gt;&lt;img src=x onerror=alert(1)&gt;`,
 			taskPath(50):         `because &lt;script&gt;alert(1)&lt;/script&gt;`,
 			"/tasks":             `&lt;script&gt;alert(1)&lt;/script&gt;`,
-			"/":                  `data-name="x&#34;&gt;&lt;img src=x onerror=alert(1)&gt;"`,
+			"/":                  `data-tenant="&lt;script&gt;alert(1)&lt;/script&gt;"`,
 			"/api/tasks/1.json":  `\u003cscript\u003ealert(1)\u003c/script\u003e`,
-			"/api/overview.json": `\u003cimg src=x`,
+			"/api/overview.json": `\u003cscript\u003ealert(1)\u003c/script\u003e`,
 			"confirm":            `&lt;script&gt;alert(1)&lt;/script&gt;`,
 		} {
 			if !strings.Contains(pages[path], want) {
