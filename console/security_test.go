@@ -195,6 +195,9 @@ func TestFiltersAndPaging(t *testing.T) {
 			"until=2h&name=labels":                            "5",
 			"since=30m&until=2025-03-01T11:55&name=warehouse": "1",
 			"name=nothing-has-this":                           "",
+			"name=lighton":                                    "2,1", // ignoring case
+			"key=" + url.QueryEscape("C-11"+xssImg):           "1",
+			"key=C-11":                                        "",
 		} {
 			body := get(t, h, "/tasks?"+query)
 			if got := strings.Join(rowIDs(body), ","); got != want {
