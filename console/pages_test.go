@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/argo-retry/argo/console"
 )
@@ -163,5 +164,15 @@ func decode(t *testing.T, body string, v any) {
 	t.Helper()
 	if err := json.Unmarshal([]byte(body), v); err != nil {
 		t.Fatalf("%v\n%s", err, body)
+	}
+}
+
+func TestOverviewWindowText(t *testing.T) {
+	e := newEnv(t, sqliteDSN(t))
+	for window, want := range map[time.Duration]string{6 * time.Hour: "6h", 90 * time.Minute: "1h30m", 10 * time.Minute: "10m", 45 * time.Second: "45s"} {
+		h := e.handler(console.Options{Window: window, Bucket: window / 10})
+		if body := get(t, h, "/"); !strings.Contains(body, `last <span class="window">`+want+`</span>`) {
+			t.Errorf("window %s is not shown as %s", window, want)
+		}
 	}
 }

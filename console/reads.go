@@ -103,7 +103,7 @@ func readOverview(ctx context.Context, in *runtime.Inspector, now time.Time, win
 	if err != nil {
 		return nil, err
 	}
-	d := &overviewData{At: ov.At, Window: window.String(), Instances: []instanceRow{}, Unrunnable: []string{}, Breakers: []breakerRow{}, Counts: []countRow{}}
+	d := &overviewData{At: ov.At, Window: shortDuration(window), Instances: []instanceRow{}, Unrunnable: []string{}, Breakers: []breakerRow{}, Counts: []countRow{}}
 	cells := map[nameTenant]map[runtime.State]int{}
 	seen := map[runtime.State]bool{}
 	for _, c := range ov.Counts {
@@ -227,4 +227,17 @@ func (d *overviewData) fillCounts(rows []cellsRow, seen map[runtime.State]bool, 
 		}
 		d.Counts = append(d.Counts, cr)
 	}
+}
+
+// shortDuration writes d without its zero minutes and seconds ("6h", not
+// "6h0m0s").
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

@@ -67,7 +67,7 @@
       height: 220,
       scales: { x: { time: true } },
       series: [{ value: function (u, v) { return v == null ? "-" : fmtTime(v); } }].concat(series),
-      axes: [{}, { size: 60 }],
+      axes: [{}, { size: 80 }],
       hooks: { draw: [function () { node.setAttribute("data-rendered", "true"); }] }
     };
     charts[id] = new uPlot(opts, data, node);
