@@ -263,3 +263,14 @@ func TestBoundedCount(t *testing.T) {
 		t.Fatal("a count under the cap is not exact")
 	}
 }
+
+// TestFormSizeBound: a POST body past MaxFormBytes is refused with 400
+// before anything is read into memory or changed.
+func TestFormSizeBound(t *testing.T) {
+	e := newEnv(t, sqliteDSN(t))
+	h := e.handler(console.Options{AllowWrites: true})
+	r := post(t, h, taskPath(idDead)+"/requeue", "alice", url.Values{"reason": {strings.Repeat("r", console.MaxFormBytes)}})
+	if r.status != http.StatusBadRequest || e.state(idDead) != runtime.StateDead || len(e.trail(idDead)) != 0 {
+		t.Fatalf("oversized POST: %d %q", r.status, r.body)
+	}
+}
