@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/argo-retry/argo/console"
+	"github.com/argo-retry/argo/runtime"
 )
 
 // TestPagesRenderRealData: every page and both JSON documents show the
@@ -174,5 +176,31 @@ func TestOverviewWindowText(t *testing.T) {
 		if body := get(t, h, "/"); !strings.Contains(body, `last <span class="window">`+want+`</span>`) {
 			t.Errorf("window %s is not shown as %s", window, want)
 		}
+	}
+}
+
+// TestOverviewColumnsStay: the main states have a column even with no
+// task in them; the others appear when a task is.
+func TestOverviewColumnsStay(t *testing.T) {
+	db, dialect, err := runtime.OpenDB(sqliteDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := runtime.Migrate(context.Background(), db, dialect); err != nil {
+		t.Fatal(err)
+	}
+	h, err := console.New(console.Options{Inspector: runtime.NewInspector(db, dialect)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := get(t, h, "/")
+	for _, s := range []string{"pending", "running", "retrying", "succeeded", "dead", "discarded"} {
+		if !strings.Contains(body, `<th data-state="`+s+`">`) {
+			t.Errorf("an empty overview has no %s column", s)
+		}
+	}
+	if strings.Contains(body, `<th data-state="blocked">`) {
+		t.Error("an empty overview has a blocked column")
 	}
 }

@@ -204,12 +204,16 @@ func cells2rows(cells map[nameTenant]map[runtime.State]int) []cellsRow {
 	return rows
 }
 
-// fillCounts lays rows out as the counts table: a column per state seen,
-// in state order.
+// alwaysShownStates have a column in the counts table even when no task
+// is in them, so that the table keeps its shape as tasks move.
+var alwaysShownStates = []runtime.State{runtime.StatePending, runtime.StateRunning, runtime.StateRetrying, runtime.StateSucceeded, runtime.StateDead, runtime.StateDiscarded}
+
+// fillCounts lays rows out as the counts table: a column per state always
+// shown or seen, in state order.
 func (d *overviewData) fillCounts(rows []cellsRow, seen map[runtime.State]bool, deadGrowth map[nameTenant]int) {
 	var states []runtime.State
 	for _, s := range runtime.AllStates {
-		if seen[s] {
+		if seen[s] || slices.Contains(alwaysShownStates, s) {
 			states = append(states, s)
 			d.States = append(d.States, s.String())
 		}
