@@ -86,6 +86,8 @@ type page struct {
 	FlashError bool
 	// Live names the JSON the page's script polls ("" for none).
 	Live string
+	// Charts loads the chart library.
+	Charts bool
 	Data any
 }
 
