@@ -88,7 +88,7 @@ type page struct {
 	Live string
 	// Charts loads the chart library.
 	Charts bool
-	Data any
+	Data   any
 }
 
 // rootOf is the relative path from the request's page to the console root.
