@@ -167,6 +167,7 @@ type Tab struct {
 	problems []string // JavaScript errors and CSP violations not yet taken
 	dialogs  []string // dialogs opened (and dismissed) not yet taken
 	network  []string // failed loads, for the log
+	requests []string // URLs of every request the tab sent, in order
 }
 
 // NewTab opens a tab in a new browser context and closes it when the test
@@ -268,6 +269,8 @@ func (tab *Tab) record(ev any, dialogs chan<- struct{}) {
 			return
 		}
 		tab.problems = append(tab.problems, fmt.Sprintf("browser log (%s) at %s: %s", e.Source, e.URL, e.Text))
+	case *network.EventRequestWillBeSent:
+		tab.requests = append(tab.requests, ev.Request.URL)
 	case *page.EventJavascriptDialogOpening:
 		tab.dialogs = append(tab.dialogs, fmt.Sprintf("%s dialog opened by %s: %q", ev.Type, ev.URL, ev.Message))
 		select {
@@ -324,6 +327,37 @@ func (tab *Tab) TakeDialogs() []string {
 	d := tab.dialogs
 	tab.dialogs = nil
 	return d
+}
+
+// Requests returns the URLs of the requests the tab has sent so far, in
+// order (documents, scripts, the pages' own fetches).
+func (tab *Tab) Requests() []string {
+	tab.mu.Lock()
+	defer tab.mu.Unlock()
+	return append([]string(nil), tab.requests...)
+}
+
+// WaitRequests waits (within d) until the tab has sent n requests whose URL
+// contains part, counting from request number from (an earlier
+// len(Requests())), and fails the test with what if it has not.
+func (tab *Tab) WaitRequests(what string, from int, part string, n int, d time.Duration) {
+	tab.t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		got := 0
+		for _, u := range tab.Requests()[from:] {
+			if strings.Contains(u, part) {
+				got++
+			}
+		}
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			tab.t.Fatalf("testbrowser: waited %v for %s: %d of %d requests to %q sent", d, what, got, n, part)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // Context returns the tab's chromedp context, for actions this package has
