@@ -46,9 +46,9 @@ var operators = map[string]string{"alice": "alice-pw", "bob": "bob-pw"}
 // The XSS payloads stored in task names, tenants, arguments and error texts.
 // Each would, if it ran, set window.__xss or open a dialog.
 const (
-	xssScript = `<script>window.__xss="script";alert("xss script")</script>`
-	xssImg    = `"><img src=x onerror="window.__xss='img';alert('xss img')">`
-	xssAttr   = `' onmouseover='window.__xss="attr"' x='`
+	payloadScript = `<script>window.__xss="script";alert("xss script")</script>`
+	payloadImg    = `"><img src=x onerror="window.__xss='img';alert('xss img')">`
+	payloadAttr   = `' onmouseover='window.__xss="attr"' x='`
 )
 
 // traceIDHex is the trace id of the traced task's submitting call.
@@ -79,7 +79,7 @@ type e2e struct {
 }
 
 // xssName is the XSS probe's task name.
-const xssName = "xss.Probe" + xssImg
+const xssName = "xss.Probe" + payloadImg
 
 // newE2E starts a runtime on dsn with tasks in every state the tests need,
 // serves the console on loopback and starts a browser.
@@ -124,7 +124,7 @@ func (e *e2e) submitTasks(ctx context.Context) {
 	probe := &runtime.TaskDef{
 		Name: xssName, Policy: fixed(1),
 		Run: func(ctx context.Context, args []byte) error {
-			return runtime.Permanent(errors.New("upstream said " + xssScript + xssImg + xssAttr))
+			return runtime.Permanent(errors.New("upstream said " + payloadScript + payloadImg + payloadAttr))
 		},
 	}
 	ledger := &runtime.TaskDef{
@@ -160,8 +160,8 @@ func (e *e2e) submitTasks(ctx context.Context) {
 	}
 	e.courier = submit(ctx, runtime.Call{Task: courier, Tenant: "globex", UniqueKey: "SO-77",
 		Args: []byte(`{"order":"SO-77","depot":"Leipzig","parcels":[{"kg":2.5},{"kg":11}]}`)})
-	e.xss = submit(ctx, runtime.Call{Task: probe, Tenant: "evil" + xssScript,
-		Args: []byte(`{"note":` + jsonString(xssScript) + `,"name":` + jsonString(xssImg) + `,"attr":` + jsonString(xssAttr) + `}`)})
+	e.xss = submit(ctx, runtime.Call{Task: probe, Tenant: "evil" + payloadScript,
+		Args: []byte(`{"note":` + jsonString(payloadScript) + `,"name":` + jsonString(payloadImg) + `,"attr":` + jsonString(payloadAttr) + `}`)})
 	e.retrying = submit(ctx, runtime.Call{Task: ledger, Tenant: "acme", Args: []byte(`{"account":"4711"}`)})
 	e.upstream = submit(ctx, runtime.Call{Task: reserve, Tenant: "globex", RunAt: later, Args: []byte(`{"sku":"LAMP-1","qty":2}`)})
 	e.downstream = submit(ctx, runtime.Call{Task: dispatch, Tenant: "globex", After: []int64{e.upstream}, Args: []byte(`{"order":"SO-88"}`)})
@@ -277,10 +277,23 @@ func (e *e2e) as(name string) *testbrowser.Tab {
 // taskURL is the console's page of task id.
 func (e *e2e) taskURL(id int64) string { return fmt.Sprintf("%stasks/%d", e.base, id) }
 
-// rowIDs returns the task ids of the rows of #task-table on tab's page.
-func rowIDs(tab *testbrowser.Tab) []string {
+// listedIDs returns the task ids of the rows of #task-table on tab's page.
+func listedIDs(tab *testbrowser.Tab) []string {
 	return testbrowser.Eval[[]string](tab,
 		`Array.from(document.querySelectorAll("#task-table tr[data-task-id]"), r => r.dataset.taskId)`)
+}
+
+// stateCount returns the text of the cell of #state-counts on tab's page
+// in the row of task name and tenant ("-" for none) and the column of state
+// (found by the header's text), or "no row" / "no column".
+func stateCount(tab *testbrowser.Tab, name, tenant string, state runtime.State) string {
+	return testbrowser.Eval[string](tab, fmt.Sprintf(`(() => {
+		const col = Array.from(document.querySelectorAll("#state-counts thead th"), h => h.innerText.trim()).indexOf(%s);
+		if (col < 0) return "no column";
+		const row = Array.from(document.querySelectorAll("#state-counts tbody tr"))
+			.find(r => r.cells.length > col && r.cells[0].innerText.trim() === %s && r.cells[1].innerText.trim() === %s);
+		return row ? row.cells[col].innerText.trim() : "no row";
+	})()`, jsonString(state.String()), jsonString(name), jsonString(tenant)))
 }
 
 // containsID reports whether ids has id.

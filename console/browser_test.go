@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/argo-retry/argo/internal/testbrowser"
 	"github.com/argo-retry/argo/internal/testdb"
@@ -52,17 +53,20 @@ func (e *e2e) checkOverview() {
 		`document.querySelector("#chart-outcomes")?.dataset.rendered === "true" &&
 		 document.querySelector("#chart-lateness")?.dataset.rendered === "true"`)
 
-	// The row of billing.ChargeCard for tenant acme counts its 3 dead tasks.
-	rows := testbrowser.Eval[[]string](tab,
-		`Array.from(document.querySelectorAll("#state-counts tr"), r => r.innerText.replace(/\s+/g, " "))`)
-	var charge string
-	for _, r := range rows {
-		if strings.Contains(r, "billing.ChargeCard") && strings.Contains(r, "acme") {
-			charge = r
+	for _, c := range []struct {
+		name, tenant string
+		state        runtime.State
+		want         string
+	}{
+		{"billing.ChargeCard", "acme", runtime.StateDead, "3"},
+		{"mail.SendReceipt", "acme", runtime.StateSucceeded, "6"},
+		{"shipping.Dispatch", "globex", runtime.StateBlocked, "1"},
+		{"ledger.Sync", "acme", runtime.StateRetrying, "1"},
+		{"reports.Nightly", "-", runtime.StatePending, "1"},
+	} {
+		if got := stateCount(tab, c.name, c.tenant, c.state); got != c.want {
+			t.Errorf("#state-counts %s/%s %s = %q; want %s", c.name, c.tenant, c.state, got, c.want)
 		}
-	}
-	if charge == "" || !strings.Contains(charge, "3") {
-		t.Errorf("#state-counts: no row of billing.ChargeCard/acme counting 3 dead tasks; rows: %q", rows)
 	}
 	if got := tab.Text("#instances"); !strings.Contains(got, e.rt.InstanceID()) {
 		t.Errorf("#instances = %q; want this runtime's instance %s", got, e.rt.InstanceID())
@@ -114,14 +118,14 @@ func (e *e2e) filterAndDiscardWithReview() {
 	t.Log("filter to a dead task, discard with a reason, approve as a second operator")
 	alice := e.as("alice")
 	alice.Navigate(e.base + "tasks")
-	if ids := rowIDs(alice); !containsID(ids, e.courier) || len(ids) < 5 {
+	if ids := listedIDs(alice); !containsID(ids, e.courier) || len(ids) < 5 {
 		t.Fatalf("unfiltered list rows %v; want several, the courier task %d among them", ids, e.courier)
 	}
 	e.screenshot(alice, "console-tasks.png")
 	alice.SetValue(`#task-filter [name=state]`, "dead")
 	alice.SetValue(`#task-filter [name=name]`, "BookCourier")
 	alice.ClickAndWaitLoad(`#task-filter [type=submit]`)
-	if ids := rowIDs(alice); len(ids) != 1 || !containsID(ids, e.courier) {
+	if ids := listedIDs(alice); len(ids) != 1 || !containsID(ids, e.courier) {
 		t.Fatalf("list filtered to dead BookCourier tasks has rows %v; want only %d", ids, e.courier)
 	}
 	if got := alice.Text("#task-count"); got != "1" {
@@ -195,7 +199,7 @@ func (e *e2e) bulkRequeue(full bool) {
 	t.Log("bulk requeue through the confirmation page")
 	tab := e.as("alice")
 	tab.Navigate(e.base + "tasks?state=dead&name=billing.ChargeCard")
-	ids := rowIDs(tab)
+	ids := listedIDs(tab)
 	for _, id := range e.charges {
 		if !containsID(ids, id) {
 			t.Fatalf("list of dead ChargeCard tasks has rows %v; want %v", ids, e.charges)
@@ -261,15 +265,21 @@ func (e *e2e) liveRefresh() {
 	tab.Navigate(e.base)
 	tab.WaitUntil("the overview's state counts", refreshTimeout, `document.querySelector("#state-counts")`)
 	testbrowser.Eval[bool](tab, `window.__sameDocument = true`)
-	row := `Array.from(document.querySelectorAll("#state-counts tr")).some(r => r.innerText.includes("inventory.Reserve") && /succeeded/i.test(r.innerText))`
-	if testbrowser.Eval[bool](tab, row) {
-		t.Fatalf("inventory.Reserve already shows succeeded tasks before it ran")
+	if got := stateCount(tab, "inventory.Reserve", "globex", runtime.StateSucceeded); got != "0" {
+		t.Fatalf("#state-counts inventory.Reserve/globex succeeded = %q before it ran; want 0", got)
 	}
 	if err := e.in.RunNow(context.Background(), e.upstream, "stock arrived"); err != nil {
 		t.Fatalf("run now: %v", err)
 	}
 	e.waitState(e.upstream, runtime.StateSucceeded)
-	tab.WaitUntil("the overview to count inventory.Reserve's success", refreshTimeout, row)
+	deadline := time.Now().Add(refreshTimeout)
+	for stateCount(tab, "inventory.Reserve", "globex", runtime.StateSucceeded) != "1" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the overview still counts %q succeeded inventory.Reserve tasks %v after it ran; want 1 without a reload",
+				stateCount(tab, "inventory.Reserve", "globex", runtime.StateSucceeded), refreshTimeout)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	if !testbrowser.Eval[bool](tab, `window.__sameDocument === true`) {
 		t.Errorf("the overview was reloaded; want it refreshed in place")
 	}
@@ -289,7 +299,7 @@ func (e *e2e) storedXSSStaysText() {
 	}{
 		{"list", e.base + "tasks", "", []string{"xss.Probe\"><img src=x"}},
 		{"filtered list", e.base + "tasks?state=dead&name=xss", "", []string{"xss.Probe\"><img src=x"}},
-		{"task", e.taskURL(e.xss), fmt.Sprintf("api/tasks/%d.json", e.xss), []string{xssScript, `<img src=x onerror=`}},
+		{"task", e.taskURL(e.xss), fmt.Sprintf("api/tasks/%d.json", e.xss), []string{payloadScript, `<img src=x onerror=`}},
 		{"overview", e.base, "api/overview.json", []string{"xss.Probe\"><img src=x", "evil<script>"}},
 	}
 	for _, p := range pages {
