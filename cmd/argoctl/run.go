@@ -39,6 +39,10 @@ commands:
   run      ID... [-reason TEXT]             make pending or retrying tasks due now
   flow     [open|close GROUP]                flow groups (limit=, rate=, breaker=) and their breakers;
                                              open/close a group's breaker by hand (docs/flow-control.md)
+  serve    [-listen 127.0.0.1:8080] [-write] [-auth-basic USER:PW,…] [-auth-bearer TOKEN]
+           [-require-discard-approval] [-trace-url URL]
+                                             the operator console in a browser (docs/console.md); read-only
+                                             unless -write; a non-loopback -listen needs -auth-basic or -auth-bearer
   migrate                                    apply the embedded migrations
   version                                    print the version
 
@@ -106,6 +110,7 @@ var commands = map[string]func(e *env, args []string) error{
 	"run":             cmdRunNow,
 	"version":         cmdVersion,
 	"flow":            cmdFlow,
+	"serve":           cmdServe,
 }
 
 // run is argoctl without the process: it returns the exit status.

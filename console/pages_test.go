@@ -1,0 +1,112 @@
+package console_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/argo-retry/argo/console"
+)
+
+// TestPagesRenderRealData: every page and both JSON documents show the
+// seeded rows, with the ids the browser tests rely on.
+func TestPagesRenderRealData(t *testing.T) {
+	backends(t, func(t *testing.T, e *env) {
+		h := e.handler(console.Options{AllowWrites: true, TraceURL: "https://traces.example/t/{traceId}"})
+
+		body := get(t, h, "/")
+		for _, want := range []string{`id="state-counts"`, `id="chart-outcomes"`, `id="chart-lateness"`, `id="instances"`, `id="unrunnable-names"`, `id="breakers"`,
+			`<tr data-name="bulk.Sweep" data-tenant="`, `<td class="name">warehouse.LightOn</td>`, `<th data-state="dead">dead</th>`,
+			`id="dead-letters" href="./tasks?state=dead">32</a>`, `src="./assets/console.js"`} {
+			if !strings.Contains(body, want) {
+				t.Errorf("overview lacks %q", want)
+			}
+		}
+
+		body = get(t, h, "/tasks")
+		for _, want := range []string{`id="task-filter"`, `id="task-table"`, `<span id="task-count">37</span>`, `id="bulk-requeue"`, `id="bulk-discard"`,
+			`<a class="task-link" href="./tasks/1">1</a>`} {
+			if !strings.Contains(body, want) {
+				t.Errorf("task list lacks %q", want)
+			}
+		}
+		for _, name := range []string{"state", "name", "tenant", "error", "key", "since", "until", "before"} {
+			if !strings.Contains(body, `name="`+name+`"`) {
+				t.Errorf("filter form lacks input %s", name)
+			}
+		}
+
+		if body := get(t, h, "/tasks?limit=10"); !strings.Contains(body, `<a id="next-page" href="./tasks?before=`) {
+			t.Error("a list of 37 tasks by 10 has no next page")
+		}
+
+		body = get(t, h, "/tasks/"+strconv.Itoa(idDead))
+		for _, want := range []string{`<span id="task-state" class="state state-dead">dead</span>`, `id="task-args"`, `&#34;color&#34;: &#34;blue&#34;`,
+			`id="task-policy"`, `&#34;max_attempts&#34;: 3`, `<li class="attempt outcome-failed">`, `backoff of <span class="backoff">2s</span>`,
+			`id="task-lease">not leased`, `id="deps-up"`, `id="deps-down"`,
+			`<a href="https://traces.example/t/4bf92f3577b34da6a3ce929d0e0e4736" rel="noreferrer noopener" target="_blank">4bf92f3577b34da6a3ce929d0e0e4736</a>`,
+			`id="trail"`, `id="action-requeue"`, `id="action-discard"`, `name="reason"`, `<button type="submit">`} {
+			if !strings.Contains(body, want) {
+				t.Errorf("task page lacks %q", want)
+			}
+		}
+		if n := strings.Count(body, `<li class="attempt `); n != 3 {
+			t.Errorf("task page shows %d attempts, want 3", n)
+		}
+		body = get(t, h, "/tasks/"+strconv.Itoa(idRetrying))
+		for _, want := range []string{`id="task-lease">retry held by instance host-a-1 until 2025-03-01 12:01:00.000Z`, `id="action-run"`, `id="action-force-fail"`, `id="action-discard"`} {
+			if !strings.Contains(body, want) {
+				t.Errorf("task page of a retrying task lacks %q", want)
+			}
+		}
+		if strings.Contains(body, `id="action-requeue"`) {
+			t.Error("a retrying task offers requeue")
+		}
+		body = get(t, h, "/tasks/"+strconv.Itoa(idDiscarded))
+		if !strings.Contains(body, "not JSON: shown as stored") || !strings.Contains(body, "not json {") {
+			t.Error("task page of raw arguments does not show them as stored")
+		}
+
+		var ov struct {
+			States []string `json:"states"`
+			Counts []struct {
+				Name   string `json:"name"`
+				Counts []int  `json:"counts"`
+			} `json:"counts"`
+			DeadLetters int `json:"dead_letters"`
+			Outcomes    struct {
+				Time []int64 `json:"time"`
+			} `json:"outcomes"`
+		}
+		decode(t, get(t, h, "/api/overview.json"), &ov)
+		if ov.DeadLetters != 32 || len(ov.Counts) != 4 || len(ov.Outcomes.Time) == 0 {
+			t.Errorf("overview.json = %+v", ov)
+		}
+		var tj struct {
+			ID       int64  `json:"id"`
+			State    string `json:"state"`
+			Timeline []struct {
+				Outcome string `json:"outcome"`
+			} `json:"timeline"`
+		}
+		decode(t, get(t, h, "/api/tasks/1.json"), &tj)
+		if tj.ID != idDead || tj.State != "dead" || len(tj.Timeline) != 3 {
+			t.Errorf("tasks/1.json = %+v", tj)
+		}
+		if r := do(t, h, "GET", "/api/tasks/999.json", "alice", nil); r.status != http.StatusNotFound || !strings.Contains(r.body, "task 999 not found") {
+			t.Errorf("tasks/999.json: %d %s", r.status, r.body)
+		}
+		if r := do(t, h, "GET", "/tasks/999", "alice", nil); r.status != http.StatusNotFound || !strings.Contains(r.body, "task 999 not found") {
+			t.Errorf("tasks/999: %d", r.status)
+		}
+	})
+}
+
+func decode(t *testing.T, body string, v any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(body), v); err != nil {
+		t.Fatalf("%v\n%s", err, body)
+	}
+}
