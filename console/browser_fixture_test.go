@@ -72,7 +72,7 @@ type e2e struct {
 	xss        int64   // the XSS probe: dead, payloads in name, tenant, args and error
 	retrying   int64   // ledger.Sync: retrying (next attempt in an hour)
 	upstream   int64   // inventory.Reserve: pending, due in an hour
-	downstream int64   // shipping.Dispatch: blocked on upstream
+	downstream int64   // shipping.Dispatch, no tenant: blocked on upstream
 	traced     int64   // mail.SendReceipt submitted inside a trace: succeeded
 	nightly    int64   // reports.Nightly: pending, due in an hour (live refresh)
 	orphan     int64   // legacy.Unregistered: due, no instance can run it
@@ -164,7 +164,8 @@ func (e *e2e) submitTasks(ctx context.Context) {
 		Args: []byte(`{"note":` + jsonString(payloadScript) + `,"name":` + jsonString(payloadImg) + `,"attr":` + jsonString(payloadAttr) + `}`)})
 	e.retrying = submit(ctx, runtime.Call{Task: ledger, Tenant: "acme", Args: []byte(`{"account":"4711"}`)})
 	e.upstream = submit(ctx, runtime.Call{Task: reserve, Tenant: "globex", RunAt: later, Args: []byte(`{"sku":"LAMP-1","qty":2}`)})
-	e.downstream = submit(ctx, runtime.Call{Task: dispatch, Tenant: "globex", After: []int64{e.upstream}, Args: []byte(`{"order":"SO-88"}`)})
+	// No tenant: a call with After (SubmitGroup) does not store one yet.
+	e.downstream = submit(ctx, runtime.Call{Task: dispatch, After: []int64{e.upstream}, Args: []byte(`{"order":"SO-88"}`)})
 	e.nightly = submit(ctx, runtime.Call{Task: nightly, RunAt: later, Args: []byte(`{"report":"revenue"}`)})
 	e.orphan = submit(ctx, runtime.Call{Task: unregistered, Args: []byte(`{}`)})
 
