@@ -232,6 +232,8 @@ func backends(t *testing.T, fn func(t *testing.T, e *env)) {
 	}
 }
 
+func sqliteDSN(t *testing.T) string { return testdb.SQLiteDSN(t) }
+
 // rowIDs are the data-task-id of the list page's rows, in order.
 func rowIDs(body string) []string {
 	var ids []string

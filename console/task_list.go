@@ -14,7 +14,8 @@ type taskListView struct {
 	Query      taskQuery
 	StateNames []string
 	Tasks      []*runtime.Task
-	CountText  string
+	Count      int
+	CountMore  bool
 	// NextBefore is the id the next page starts below (0: no next page).
 	NextBefore      int64
 	NextQuery       template.URL
@@ -61,10 +62,7 @@ func (c *console) taskListPage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	v := &taskListView{Query: q, BulkCap: c.opts.BulkCap, RequireApproval: c.opts.RequireDiscardApproval,
-		CountText: strconv.Itoa(n), Hidden: hiddenFields(q), FilterQuery: template.URL(q.values().Encode())}
-	if more {
-		v.CountText += "+"
-	}
+		Count: n, CountMore: more, Hidden: hiddenFields(q), FilterQuery: template.URL(q.values().Encode())}
 	for _, s := range runtime.AllStates {
 		v.StateNames = append(v.StateNames, s.String())
 	}
