@@ -34,6 +34,20 @@ var templateFuncs = template.FuncMap{
 	"time":     fmtTime,
 	"duration": fmtDurationMs,
 	"join":     strings.Join,
+	"clip":     clip,
+}
+
+// ListErrorChars is how much of a task's error text the list shows (its
+// page shows all of it).
+const ListErrorChars = 240
+
+// clip cuts s to ListErrorChars characters, marking the cut with "…".
+func clip(s string) string {
+	r := []rune(s)
+	if len(r) <= ListErrorChars {
+		return s
+	}
+	return string(r[:ListErrorChars]) + "…"
 }
 
 // fmtMillis shows an instant of the tables in UTC ("-" for none).

@@ -15,7 +15,11 @@ import (
 // POST is refused with 403, changing nothing.
 func TestReadOnly(t *testing.T) {
 	backends(t, func(t *testing.T, e *env) {
-		h := e.handler(console.Options{})
+		key := []byte(strings.Repeat("k", 32))
+		h := e.handler(console.Options{CSRFKey: key})
+		// A valid token (from a writable console with the same key): only
+		// the read-only setting may refuse these POSTs.
+		token := csrfOf(t, e.handler(console.Options{CSRFKey: key, AllowWrites: true}), "/tasks", "alice")
 		for _, path := range []string{"/", "/tasks", taskPath(idDead), taskPath(idRetrying)} {
 			body := get(t, h, path)
 			if strings.Contains(body, "<form") && strings.Contains(body, `method="post"`) || strings.Contains(body, `name="csrf"`) {
@@ -26,7 +30,7 @@ func TestReadOnly(t *testing.T) {
 			}
 		}
 		for _, path := range []string{taskPath(idDead) + "/requeue", taskPath(idRetrying) + "/force-fail", "/tasks/bulk/requeue"} {
-			r := do(t, h, "POST", path, "alice", url.Values{"reason": {"x"}, "state": {"dead"}, "confirm": {"1"}})
+			r := do(t, h, "POST", path, "alice", url.Values{"reason": {"x"}, "state": {"dead"}, "confirm": {"1"}, "csrf": {token}})
 			if r.status != http.StatusForbidden || !strings.Contains(r.body, "read-only") {
 				t.Errorf("read-only POST %s: %d %q", path, r.status, r.body)
 			}

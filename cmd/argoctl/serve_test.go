@@ -19,7 +19,15 @@ func TestServeRefusesOpenListenWithoutAuth(t *testing.T) {
 	dsn := testdb.SQLiteDSN(t)
 	seed(t, dsn)
 	for _, listen := range []string{"0.0.0.0:0", ":0", "[::]:0", "192.0.2.1:0", "console.example:0"} {
-		failCtl(t, dsn, 2, "is reachable from other machines: give -auth-basic user:password or -auth-bearer TOKEN, or listen on a loopback address", "serve", "-listen", listen)
+		// Were the refusal missing, serve would run until this context ends.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		var out, errb strings.Builder
+		code := run(ctx, []string{"-dsn", dsn, "serve", "-listen", listen}, &out, &errb, func(string) string { return "" })
+		cancel()
+		const want = "is reachable from other machines: give -auth-basic user:password or -auth-bearer TOKEN, or listen on a loopback address"
+		if code != 2 || !strings.Contains(errb.String(), want) || out.Len() != 0 {
+			t.Errorf("serve -listen %s without auth: exit %d, stdout %q, stderr %q; want exit 2 and %q", listen, code, out.String(), errb.String(), want)
+		}
 	}
 	failCtl(t, dsn, 2, `-auth-basic "alice:…": want user:password`, "serve", "-listen", "0.0.0.0:0", "-auth-basic", "bob:pw,alice:")
 	failCtl(t, dsn, 2, "serve takes no arguments", "serve", "extra")

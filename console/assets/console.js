@@ -144,7 +144,7 @@
 
   function fmtISO(s) {
     if (!s || s.indexOf("0001-") === 0) { return "-"; }
-    return s.replace("T", " ");
+    return s.replace("T", " ").replace(/(\.\d{3})\d*/, "$1");
   }
 
   function renderOverview(d) {
