@@ -46,6 +46,8 @@ type spec struct {
 
 	tenantBy string // tenant-by= (tenant_key.go)
 	orderBy  string // order-by= (order_key.go)
+
+	alertChannels []string // alert-channel= (alert_channel_key.go)
 }
 
 // arg is one key=value argument of a directive line.
@@ -106,6 +108,7 @@ func (s *spec) crossCheck(e *errs) {
 		e.at(s.slash, "//argo:retry: %v", err)
 	}
 	s.crossCheckFlow(e)
+	s.crossCheckAlertChannel(e)
 }
 
 // setters parse one key's value into s; they return "" or what is wrong.

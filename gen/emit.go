@@ -215,6 +215,9 @@ func (e *emitter) def(t *task) jen.Code {
 	if t.action != nil {
 		pairs = append(pairs, kv("AlertActionName", jen.Lit(e.hookName(t, t.action))))
 	}
+	if channels := alertChannelsField(s); channels != nil {
+		pairs = append(pairs, channels)
+	}
 	if flow := e.flowDef(t); flow != nil {
 		pairs = append(pairs, kv("Flow", flow))
 	}

@@ -62,6 +62,7 @@ type Collector struct {
 	finished      *prometheus.CounterVec
 	inspectorErrs prometheus.Counter
 	refused       *prometheus.CounterVec
+	channels      *prometheus.CounterVec // alert_channel.go
 
 	tasksDesc, deadDesc, upDesc *prometheus.Desc
 	// breakerDesc and openedDesc: each flow group's breaker, read at scrape time.
@@ -119,6 +120,7 @@ func New(opts Options) *Collector {
 		upDesc:      prometheus.NewDesc(prometheus.BuildFQName(ns, "", "inspector_up"), "1 if the last scrape-time read of argo_task succeeded, else 0.", nil, cl),
 		breakerDesc: prometheus.NewDesc(prometheus.BuildFQName(ns, "", "flow_breaker_open"), "1 while a flow group's circuit breaker is not closed (open, half-open with a probe out, or opened by an operator), else 0; read at scrape time.", []string{"group", "state"}, cl),
 		openedDesc:  prometheus.NewDesc(prometheus.BuildFQName(ns, "", "flow_breaker_opened"), "Times a flow group's circuit breaker has opened, read at scrape time.", []string{"group"}, cl),
+		channels:    counter("alert_channel_messages_total", alertChannelHelp, "channel", "outcome"),
 		inspector:   opts.Inspector,
 		timeout:     opts.ScrapeTimeout,
 	}
@@ -167,7 +169,7 @@ func (c *Collector) TransitionRefused(from, to runtime.State) {
 func (c *Collector) ClaimError(error) { c.claimErrors.Inc() }
 
 func (c *Collector) collectors() []prometheus.Collector {
-	return []prometheus.Collector{c.submitted, c.attempts, c.duration, c.lag, c.alerts, c.rescues, c.claimErrors, c.finished, c.inspectorErrs, c.refused}
+	return []prometheus.Collector{c.submitted, c.attempts, c.duration, c.lag, c.alerts, c.rescues, c.claimErrors, c.finished, c.inspectorErrs, c.refused, c.channels}
 }
 
 // Describe implements prometheus.Collector.

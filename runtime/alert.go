@@ -48,6 +48,9 @@ type alerter struct {
 
 	mu       sync.Mutex
 	programs map[string]*vm.Program
+
+	// channels are Config.AlertChannels, by name.
+	channels map[string]AlertChannel
 }
 
 type alertJob struct {
@@ -56,6 +59,8 @@ type alertJob struct {
 	ev     AlertEvent
 	// span starts the action's span (nil: none); its func ends it.
 	span func(context.Context) (context.Context, func(error))
+	// label names the action or channel in logs.
+	label string
 }
 
 func newAlerter(log *slog.Logger, workers, queue int, timeout time.Duration) *alerter {
@@ -106,20 +111,23 @@ func (a *alerter) checkTraced(def *TaskDef, env AlertEnv, span func(context.Cont
 	}
 	ev := AlertEvent{AlertEnv: env, Expression: def.Alert, At: time.Now()}
 	a.log.Warn("argo: alert", "task", def.Name, "task_id", env.TaskID, "attempt", env.ExecuteTimes, "expression", def.Alert, "error", env.LastError)
-	if def.AlertAction == nil {
+	jobs := a.alertJobs(def, ev, span)
+	if len(jobs) == 0 {
 		return true
 	}
 	a.qmu.RLock()
 	defer a.qmu.RUnlock()
-	if a.closed {
-		// An attempt that outlived Stop.
-		a.log.Error("argo: runtime stopped, alert action not run", "task", def.Name, "task_id", env.TaskID, "action", def.AlertActionName)
-		return true
-	}
-	select {
-	case a.queue <- alertJob{name: def.Name, action: def.AlertAction, ev: ev, span: span}:
-	default:
-		a.log.Error("argo: alert queue full, alert action not run", "task", def.Name, "task_id", env.TaskID, "action", def.AlertActionName)
+	for _, job := range jobs {
+		if a.closed {
+			// An attempt that outlived Stop.
+			a.log.Error("argo: runtime stopped, alert action not run", "task", def.Name, "task_id", env.TaskID, "action", job.label)
+			continue
+		}
+		select {
+		case a.queue <- job:
+		default:
+			a.log.Error("argo: alert queue full, alert action not run", "task", def.Name, "task_id", env.TaskID, "action", job.label)
+		}
 	}
 	return true
 }
@@ -162,7 +170,7 @@ func (a *alerter) run(job alertJob) {
 			endSpan(err)
 		}
 		if err != nil {
-			a.log.Error("argo: alert action failed", "task", job.name, "task_id", job.ev.TaskID, "error", err)
+			a.log.Error("argo: alert action failed", "task", job.name, "task_id", job.ev.TaskID, "action", job.label, "error", err)
 		}
 	case <-ctx.Done():
 		if endSpan != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"go.opentelemetry.io/otel/trace"
 	"log/slog"
+	"maps"
 	"os"
 	"strconv"
 	"strings"
@@ -101,6 +102,12 @@ type Config struct {
 	AlertQueue int
 	// AlertTimeout bounds one alert action. Default 10s.
 	AlertTimeout time.Duration
+	// AlertChannels are the channels a directive's alert-channel=NAME
+	// (TaskDef.AlertChannels) sends alerts to, by name (package alertchannel
+	// has the built-in ones). Register refuses a task naming one that is not
+	// here. Each send runs on the alert pool, bounded by AlertTimeout.
+	// Default none.
+	AlertChannels map[string]AlertChannel
 
 	// ShutdownTimeout bounds how long Stop waits for running attempts (sync
 	// ones included) before canceling them; a canceled attempt's task is given
@@ -132,6 +139,10 @@ func (c Config) withDefaults() (Config, error) {
 	if c.DB != nil && !storage.Known(c.Dialect) {
 		return c, fmt.Errorf(`argo: Config.Dialect %q: with Config.DB set, Dialect must be one of %s`, c.Dialect, strings.Join(storage.Dialects(), ", "))
 	}
+	if err := c.checkAlertChannels(); err != nil {
+		return c, err
+	}
+	c.AlertChannels = maps.Clone(c.AlertChannels) // the caller's map may change after Start
 	if c.InstanceID == "" {
 		host, _ := os.Hostname()
 		c.InstanceID = host + "-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixNano()%1e6, 36)

@@ -250,7 +250,10 @@ func TestShardSplitLineSaysAllShards(t *testing.T) {
 // rt holds every retry (due in a second), and discards them all at once.
 func holdAndDiscard(t *testing.T, rt *Runtime, name string, n int) {
 	t.Helper()
-	f := newOnceFailing(name, time.Second)
+	// The retries are due 3 s after the first attempts fail: the discard
+	// must come before that, on a machine that may be slow (1 s was not
+	// always enough under load).
+	f := newOnceFailing(name, 3*time.Second)
 	if err := rt.Register(f.def); err != nil {
 		t.Fatal(err)
 	}
@@ -301,9 +304,10 @@ func TestBulkDiscardOfHeldRetriesLogsOneLine(t *testing.T) {
 		var logs syncBuffer
 		cfg := testConfig(dsn)
 		cfg.Logger = logs.logger()
+		cfg.LeaseDuration = 5 * time.Second // RetryHold: holds holdAndDiscard's 3-s retries
 		rt := startRuntime(t, cfg)
 		holdAndDiscard(t, rt, "discarded-while-held", 5)
-		waitFor(t, 10*time.Second, "the summary of held retries not started", func() bool {
+		waitFor(t, 20*time.Second, "the summary of held retries not started", func() bool {
 			return len(logLines(&logs, "not started")) > 0
 		})
 		// Stop closes any window still open: every line is in by then.

@@ -115,6 +115,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		wake:     make(chan struct{}, 1),
 	}
 	rt.alerts = newAlerter(rt.log, cfg.AlertWorkers, cfg.AlertQueue, cfg.AlertTimeout)
+	rt.alerts.channels = cfg.AlertChannels
 	rt.renewStop, rt.renewDone = make(chan struct{}), make(chan struct{})
 	rt.servicesDone = make(chan struct{})
 	rt.ctx, rt.cancel = context.WithCancel(context.Background())
@@ -169,6 +170,10 @@ func (rt *Runtime) Register(defs ...*TaskDef) error {
 		}
 		if d.Run == nil {
 			errs = append(errs, fmt.Errorf("argo: task %s: Register needs Run", d.Name))
+			continue
+		}
+		if err := rt.checkTaskChannels(d); err != nil {
+			errs = append(errs, err)
 			continue
 		}
 		valid = append(valid, d)

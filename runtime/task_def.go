@@ -44,6 +44,9 @@ type TaskDef struct {
 	Alert           string
 	AlertAction     func(ctx context.Context, ev AlertEvent) error
 	AlertActionName string
+	// AlertChannels name entries of Config.AlertChannels the alert is also
+	// sent to (directive key alert-channel=); each needs Alert.
+	AlertChannels []string
 
 	// Flow, if set, is the flow control of the downstream the task calls
 	// (concurrency cap, rate limit, circuit breaker), shared by its group
@@ -85,6 +88,9 @@ func (d *TaskDef) Validate() error {
 		if _, err := CompileAlert(d.Alert); err != nil {
 			return fmt.Errorf("argo: task %s: %w", d.Name, err)
 		}
+	}
+	if len(d.AlertChannels) > 0 && d.Alert == "" {
+		return fmt.Errorf("argo: task %s: AlertChannels need an Alert expression", d.Name)
 	}
 	if err := d.Flow.validate(); err != nil {
 		return fmt.Errorf("argo: task %s: %w", d.Name, err)

@@ -89,12 +89,15 @@ func (p *FaultProxy) RefuseAfterCut() { p.refuseAfterCut.Store(true) }
 // one at once, as if the server were unreachable; SetRefusing(false) lets
 // new connections through again.
 func (p *FaultProxy) SetRefusing(on bool) {
+	// Under mu, so that a connection being set up (dialled while refusing
+	// was still false) is either in conns now and closed here, or sees
+	// refusing in track and is closed there: none slips through.
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.refusing.Store(on)
 	if !on {
 		return
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	for c := range p.conns {
 		c.Close()
 		delete(p.conns, c)
@@ -120,10 +123,12 @@ func (p *FaultProxy) Close() {
 	p.wg.Wait()
 }
 
+// track records a new client/server pair, or reports false (the caller
+// closes both) when the proxy is closed or refusing.
 func (p *FaultProxy) track(cs ...net.Conn) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.done {
+	if p.done || p.refusing.Load() {
 		return false
 	}
 	for _, c := range cs {
@@ -151,7 +156,7 @@ func (p *FaultProxy) accept() {
 		if !p.track(client, server) {
 			client.Close()
 			server.Close()
-			return
+			continue // Accept fails once Close has closed the listener
 		}
 		pair := &proxyPair{p: p, client: client, server: server}
 		p.wg.Add(2)
