@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"html"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -172,10 +173,7 @@ func TestBulkActions(t *testing.T) {
 			}
 		}
 		// The confirmation form carries the filter, the reason and confirm=1.
-		confirm := url.Values{}
-		for _, in := range regexp.MustCompile(`<input type="hidden" name="([a-z]+)" value="([^"]*)">`).FindAllStringSubmatch(r.body, -1) {
-			confirm.Set(in[1], in[2])
-		}
+		confirm := confirmForm(t, r.body)
 		if confirm.Get("confirm") != "1" || confirm.Get("name") != "bulk.Sweep" || confirm.Get("reason") != "sweep" {
 			t.Fatalf("confirmation form carries %v", confirm)
 		}
@@ -198,8 +196,7 @@ func TestBulkActions(t *testing.T) {
 		if e.state(idDeadGlobex) != runtime.StateDead {
 			t.Fatal("the confirmation page discarded")
 		}
-		filter.Set("confirm", "1")
-		if r := post(t, h, "/tasks/bulk/discard", "bob", filter); !strings.Contains(r.body, "Discarded: 1 task.") {
+		if r := post(t, h, "/tasks/bulk/discard", "bob", confirmForm(t, r.body)); !strings.Contains(r.body, "Discarded: 1 task.") {
 			t.Fatalf("bulk discard: %s", r.body)
 		}
 		if e.state(idDeadGlobex) != runtime.StateDiscarded || e.state(idSucceeded) != runtime.StateSucceeded || e.state(idRunning) != runtime.StateRunning {
@@ -221,8 +218,7 @@ func TestBulkDiscardRequests(t *testing.T) {
 		if !strings.Contains(r.body, `<b id="confirm-count">3</b>`) { // dead, retrying, pending
 			t.Fatalf("confirmation:\n%s", r.body)
 		}
-		form.Set("confirm", "1")
-		if r := post(t, h, "/tasks/bulk/discard", "alice", form); !strings.Contains(r.body, "Discard requested for: 3 tasks.") {
+		if r := post(t, h, "/tasks/bulk/discard", "alice", confirmForm(t, r.body)); !strings.Contains(r.body, "Discard requested for: 3 tasks.") {
 			t.Fatalf("bulk request: %s", r.body)
 		}
 		for _, id := range []int64{idDead, idRetrying, idPending} {
@@ -247,8 +243,7 @@ func TestBulkCap(t *testing.T) {
 	if !strings.Contains(r.body, `<b id="confirm-count">5</b>`) || !strings.Contains(r.body, "one bulk action touches at most 5") {
 		t.Fatalf("confirmation past the cap:\n%s", r.body)
 	}
-	form.Set("confirm", "1")
-	if r := post(t, h, "/tasks/bulk/requeue", "alice", form); !strings.Contains(r.body, "Requeued: 5 tasks.") {
+	if r := post(t, h, "/tasks/bulk/requeue", "alice", confirmForm(t, r.body)); !strings.Contains(r.body, "Requeued: 5 tasks.") {
 		t.Fatalf("bulk requeue past the cap: %s", r.body)
 	}
 	requeued := 0
@@ -274,4 +269,41 @@ func TestFlashIsFixedText(t *testing.T) {
 	if !strings.Contains(body, `<p id="flash" class="flash" role="status">Requeued: the call runs again as a new task; this row stays as it was.</p>`) {
 		t.Errorf("flash with a bad new id:\n%s", body)
 	}
+}
+
+// confirmForm is the form of a confirmation page: the filter, the reason,
+// the bound of the set it counted, and confirm=1.
+func confirmForm(t *testing.T, body string) url.Values {
+	t.Helper()
+	if !strings.Contains(body, `id="confirm-button"`) {
+		t.Fatalf("not a confirmation page with a button:\n%s", body)
+	}
+	form := url.Values{}
+	for _, in := range regexp.MustCompile(`<input type="hidden" name="([a-z]+)" value="([^"]*)">`).FindAllStringSubmatch(body, -1) {
+		form.Set(in[1], html.UnescapeString(in[2]))
+	}
+	return form
+}
+
+// TestBulkLeavesLaterTasks: a task written between the confirmation and
+// the confirmed POST is not touched, though the filter selects it.
+func TestBulkLeavesLaterTasks(t *testing.T) {
+	backends(t, func(t *testing.T, e *env) {
+		h := e.handler(console.Options{AllowWrites: true})
+		r := post(t, h, "/tasks/bulk/requeue", "alice", url.Values{"name": {"bulk.Sweep"}})
+		if !strings.Contains(r.body, `<b id="confirm-count">30</b>`) {
+			t.Fatalf("confirmation:\n%s", r.body)
+		}
+		e.insert(seedRow{id: 500, name: "bulk.Sweep", state: runtime.StateDead, tenant: "acme", params: `{}`})
+		if r := post(t, h, "/tasks/bulk/requeue", "alice", confirmForm(t, r.body)); !strings.Contains(r.body, "Requeued: 30 tasks.") {
+			t.Fatalf("bulk requeue: %s", r.body)
+		}
+		if len(e.trail(500)) != 0 {
+			t.Fatal("a task written after the confirmation was requeued")
+		}
+		form := url.Values{"name": {"bulk.Sweep"}, "confirm": {"1"}}
+		if r := post(t, h, "/tasks/bulk/requeue", "alice", form); r.status != http.StatusBadRequest || !strings.Contains(r.body, "confirm from the confirmation page") {
+			t.Fatalf("confirmed POST without upto: %d", r.status)
+		}
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/argo-retry/argo/runtime"
@@ -21,6 +22,9 @@ type bulkView struct {
 	Note         string
 	Hidden       []hiddenField
 	ListQuery    template.URL
+	// Upto bounds the confirmed action to the tasks below this id: those
+	// the confirmation counted (0: none matched).
+	Upto int64
 }
 
 // discardable are the states a discard (or its request) accepts.
@@ -44,10 +48,7 @@ func (c *console) bulkAction(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx := r.Context()
 	in := c.inspector(r)
-	f, err := filterOf(ctx, in, q)
-	if err != nil {
-		return err
-	}
+	f := q.filter()
 	f.Limit = c.opts.BulkCap
 	request := action == "discard" && c.opts.RequireDiscardApproval
 	verb := action
@@ -55,12 +56,33 @@ func (c *console) bulkAction(w http.ResponseWriter, r *http.Request) error {
 		verb = "request the discard of"
 	}
 	confirmed := r.PostForm.Get("confirm") == "1"
+	// The confirmation fixes the set: the tasks up to the newest one the
+	// filter selects then, so that tasks written since are not swept in.
+	var upto int64
+	if confirmed {
+		upto, err = strconv.ParseInt(r.PostForm.Get("upto"), 10, 64)
+		if err != nil || upto < 0 {
+			return badRequestf("the confirmation lacks the newest task it showed (upto): confirm from the confirmation page")
+		}
+		if upto == 0 {
+			upto = 1 // nothing matched then: match nothing now
+		}
+	} else {
+		newest, err := listPage(ctx, in, f, 0, 1)
+		if err != nil {
+			return err
+		}
+		if len(newest) == 1 {
+			upto = newest[0].ID + 1
+		}
+	}
+	f.BeforeID = upto
 	n, err := c.runBulk(ctx, in, action, request, f, reason, !confirmed)
 	if err != nil {
 		return &httpError{http.StatusConflict, verb + " refused: " + strings.TrimPrefix(err.Error(), "argo: ")}
 	}
 	if !confirmed {
-		v := &bulkView{Action: action, Verb: verb, Count: n, Capped: n == c.opts.BulkCap, FilterText: describe(q),
+		v := &bulkView{Action: action, Verb: verb, Count: n, Capped: n == c.opts.BulkCap, FilterText: describe(q), Upto: upto,
 			Reason: reason, Hidden: hiddenFields(q), ListQuery: listQuery(q)}
 		switch {
 		case action == "requeue":

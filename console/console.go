@@ -71,6 +71,8 @@ const (
 	DefaultBucket     = 10 * time.Minute
 	// MinCSRFKeyLen is the shortest Options.CSRFKey accepted.
 	MinCSRFKeyLen = 32
+	// MaxFormBytes bounds the body of a POST.
+	MaxFormBytes = 64 << 10
 	// RefreshInterval is how often the pages refresh their live parts.
 	RefreshInterval = 5 * time.Second
 )
@@ -172,6 +174,7 @@ func (c *console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "403 forbidden: the console is read-only (the service enables actions with console.Options.AllowWrites, argoctl serve with -write)", http.StatusForbidden)
 			return
 		}
+		r.Body = http.MaxBytesReader(w, r.Body, MaxFormBytes)
 		if err := r.ParseForm(); err != nil {
 			http.Error(w, "400 bad request: "+err.Error(), http.StatusBadRequest)
 			return

@@ -100,12 +100,11 @@ func parseInstant(field, s string, now time.Time) (time.Time, error) {
 	return time.Time{}, badRequestf("filter %s %q: want a time (2025-03-01T12:00:00Z, or 2025-03-01T12:00 in UTC) or a duration back from now (90m, 2h)", field, s)
 }
 
-// baseFilter is the runtime.Filter of the query's criteria but name and
-// key (reads.go adds those), paging aside.
-func (q taskQuery) baseFilter() runtime.Filter {
+// filter is the runtime.Filter the query selects (paging aside).
+func (q taskQuery) filter() runtime.Filter {
 	return runtime.Filter{
-		States: q.states, Tenant: q.Tenant, ErrorContains: q.Error,
-		Since: q.since, Until: q.until,
+		States: q.states, NameContains: q.Name, Tenant: q.Tenant, ErrorContains: q.Error,
+		UniqueKey: q.Key, Since: q.since, Until: q.until,
 	}
 }
 

@@ -105,6 +105,17 @@ func newEnv(t *testing.T, dsn string) *env {
 	for _, r := range rows {
 		e.insert(r)
 	}
+	// A live instance that runs warehouse.LightOn only (and holds the
+	// retry of idRetrying), and one that stopped heartbeating.
+	for _, i := range []struct {
+		id, names string
+		heartbeat time.Duration
+	}{{"host-a-1", "warehouse.LightOn", -time.Second}, {"host-old", "labels.Print", -time.Hour}} {
+		if _, err := db.Exec(`INSERT INTO argo_instance (instance_id, heartbeat_at, started_at, task_names) VALUES (?, ?, ?, ?)`,
+			i.id, fixedNow.Add(i.heartbeat).UnixMilli(), fixedNow.Add(-2*time.Hour).UnixMilli(), i.names); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return e
 }
 

@@ -1,13 +1,17 @@
 package console_test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/argo-retry/argo/console"
+	"github.com/argo-retry/argo/runtime"
 )
 
 // TestPagesRenderRealData: every page and both JSON documents show the
@@ -72,17 +76,71 @@ func TestPagesRenderRealData(t *testing.T) {
 		var ov struct {
 			States []string `json:"states"`
 			Counts []struct {
-				Name   string `json:"name"`
-				Counts []int  `json:"counts"`
+				Name       string `json:"name"`
+				Tenant     string `json:"tenant"`
+				Counts     []int  `json:"counts"`
+				DeadGrowth int    `json:"dead_growth"`
 			} `json:"counts"`
 			DeadLetters int `json:"dead_letters"`
 			Outcomes    struct {
-				Time []int64 `json:"time"`
+				Time      []int64 `json:"time"`
+				Succeeded []int   `json:"succeeded"`
+				Failed    []int   `json:"failed"`
+				Dead      []int   `json:"dead"`
 			} `json:"outcomes"`
+			Lateness struct {
+				Time []int64   `json:"time"`
+				P95  []float64 `json:"p95_ms"`
+			} `json:"lateness"`
+			Instances []struct {
+				ID   string `json:"id"`
+				Live bool   `json:"live"`
+				Held int    `json:"held_retries"`
+			} `json:"instances"`
+			Unrunnable []string `json:"unrunnable_names"`
 		}
 		decode(t, get(t, h, "/api/overview.json"), &ov)
-		if ov.DeadLetters != 32 || len(ov.Counts) != 4 || len(ov.Outcomes.Time) == 0 {
-			t.Errorf("overview.json = %+v", ov)
+		rows := map[string]string{}
+		for _, c := range ov.Counts {
+			rows[c.Name+"/"+c.Tenant] = fmt.Sprint(c.Counts, " +", c.DeadGrowth)
+		}
+		if want := strings.Join(ov.States, ","); want != "pending,running,retrying,succeeded,dead,discarded" {
+			t.Errorf("overview states %s", want)
+		}
+		for key, want := range map[string]string{
+			"bulk.Sweep/acme":        "[0 0 0 0 30 0] +30",
+			"labels.Print/globex":    "[0 0 0 0 1 0] +1", // dead 3 h ago, within the 6 h window
+			"labels.Print/":          "[0 1 0 1 0 1] +0",
+			"warehouse.LightOn/acme": "[0 0 1 0 1 0] +1",
+			"warehouse.CallTruck/":   "[1 0 0 0 0 0] +0",
+		} {
+			if rows[key] != want {
+				t.Errorf("overview counts of %s = %q, want %q", key, rows[key], want)
+			}
+		}
+		sum := func(xs []int) (n int) {
+			for _, x := range xs {
+				n += x
+			}
+			return n
+		}
+		if ov.DeadLetters != 32 || len(ov.Outcomes.Time) == 0 || len(ov.Outcomes.Time) != len(ov.Lateness.Time) ||
+			sum(ov.Outcomes.Succeeded) != 1 || sum(ov.Outcomes.Failed) != 4 || sum(ov.Outcomes.Dead) != 32 {
+			t.Errorf("overview.json: dead letters %d, outcomes %+v", ov.DeadLetters, ov.Outcomes)
+		}
+		if len(ov.Instances) != 2 || ov.Instances[0].ID != "host-a-1" || !ov.Instances[0].Live || ov.Instances[0].Held != 1 || ov.Instances[1].Live {
+			t.Errorf("overview instances: %+v", ov.Instances)
+		}
+		if strings.Join(ov.Unrunnable, ",") != "warehouse.CallTruck" {
+			t.Errorf("unrunnable names: %q", ov.Unrunnable)
+		}
+		body = get(t, h, "/")
+		for _, want := range []string{`<tr data-name="labels.Print" data-tenant="globex">`, `<td class="num dead-growth">+30</td>`,
+			`<tr class="live"><td>host-a-1</td><td>yes</td>`, `<tr class="gone"><td>host-old</td><td>no</td>`,
+			`<li><a href="./tasks?name=warehouse.CallTruck">warehouse.CallTruck</a></li>`} {
+			if !strings.Contains(body, want) {
+				t.Errorf("overview lacks %q", want)
+			}
 		}
 		var tj struct {
 			ID       int64  `json:"id"`
@@ -108,5 +166,41 @@ func decode(t *testing.T, body string, v any) {
 	t.Helper()
 	if err := json.Unmarshal([]byte(body), v); err != nil {
 		t.Fatalf("%v\n%s", err, body)
+	}
+}
+
+func TestOverviewWindowText(t *testing.T) {
+	e := newEnv(t, sqliteDSN(t))
+	for window, want := range map[time.Duration]string{6 * time.Hour: "6h", 90 * time.Minute: "1h30m", 10 * time.Minute: "10m", 45 * time.Second: "45s"} {
+		h := e.handler(console.Options{Window: window, Bucket: window / 10})
+		if body := get(t, h, "/"); !strings.Contains(body, `last <span class="window">`+want+`</span>`) {
+			t.Errorf("window %s is not shown as %s", window, want)
+		}
+	}
+}
+
+// TestOverviewColumnsStay: the main states have a column even with no
+// task in them; the others appear when a task is.
+func TestOverviewColumnsStay(t *testing.T) {
+	db, dialect, err := runtime.OpenDB(sqliteDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := runtime.Migrate(context.Background(), db, dialect); err != nil {
+		t.Fatal(err)
+	}
+	h, err := console.New(console.Options{Inspector: runtime.NewInspector(db, dialect)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := get(t, h, "/")
+	for _, s := range []string{"pending", "running", "retrying", "succeeded", "dead", "discarded"} {
+		if !strings.Contains(body, `<th data-state="`+s+`">`) {
+			t.Errorf("an empty overview has no %s column", s)
+		}
+	}
+	if strings.Contains(body, `<th data-state="blocked">`) {
+		t.Error("an empty overview has a blocked column")
 	}
 }

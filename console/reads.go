@@ -2,7 +2,9 @@ package console
 
 import (
 	"context"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,74 +14,27 @@ import (
 // The console's reads of the task table, in one place: the list's filter,
 // its page and its bounded count, and the overview.
 
-// filterOf resolves q into the runtime.Filter it selects (no paging).
-func filterOf(ctx context.Context, in *runtime.Inspector, q taskQuery) (runtime.Filter, error) {
-	f := q.baseFilter()
-	if q.Name != "" {
-		names, err := in.TaskNames(ctx)
-		if err != nil {
-			return f, err
-		}
-		for _, n := range names {
-			if strings.Contains(n, q.Name) {
-				f.Names = append(f.Names, n)
-			}
-		}
-		if len(f.Names) == 0 {
-			f.Names = []string{q.Name} // no task name contains it: match nothing
-		}
-	}
-	if q.Key != "" {
-		return f, badRequestf("filter key: this version of argo cannot filter by unique key yet")
-	}
-	return f, nil
-}
-
-// scanPage is how many rows one step of listPage's scan reads.
-const scanPage = 500
-
 // listPage returns up to limit tasks f selects with ids below before (0:
-// from the newest), newest first.
+// from the newest), newest first: a page by key, as fast deep in the table
+// as at its start.
 func listPage(ctx context.Context, in *runtime.Inspector, f runtime.Filter, before int64, limit int) ([]*runtime.Task, error) {
-	if before == 0 {
-		f.Limit = limit
-		return in.List(ctx, f)
-	}
-	var out []*runtime.Task
-	f.Limit = scanPage
-	for f.Offset = 0; f.Offset < 40*scanPage; f.Offset += scanPage {
-		rows, err := in.List(ctx, f)
-		if err != nil {
-			return nil, err
-		}
-		for _, t := range rows {
-			if t.ID < before {
-				out = append(out, t)
-				if len(out) == limit {
-					return out, nil
-				}
-			}
-		}
-		if len(rows) < scanPage {
-			break
-		}
-	}
-	return out, nil
+	f.BeforeID = before
+	f.Limit = limit
+	return in.List(ctx, f)
 }
 
 // countUpTo counts the tasks f selects, up to max (more: there are more).
 func countUpTo(ctx context.Context, in *runtime.Inspector, f runtime.Filter, max int) (n int, more bool, err error) {
-	n, err = in.Count(ctx, f)
-	if n > max {
-		return max, true, err
-	}
-	return n, false, err
+	return in.CountUpTo(ctx, f, max)
 }
 
 // overviewData is what the overview shows, and what
 // api/overview.json answers.
 type overviewData struct {
 	At time.Time `json:"at"`
+	// Window is the span of the charts and of the counts of the states
+	// retention purges.
+	Window string `json:"window"`
 	// States are the columns of Counts: the states any row has tasks in.
 	States []string   `json:"states"`
 	Counts []countRow `json:"counts"`
@@ -102,11 +57,15 @@ type countRow struct {
 	Tenant string `json:"tenant"`
 	Counts []int  `json:"counts"`
 	Total  int    `json:"total"`
+	// DeadGrowth is the tasks that became dead within the window and are
+	// dead still.
+	DeadGrowth int `json:"dead_growth"`
 }
 
 type outcomeSeries struct {
 	Time      []int64 `json:"time"`
 	Succeeded []int   `json:"succeeded"`
+	Recovered []int   `json:"recovered"`
 	Failed    []int   `json:"failed"`
 	Retried   []int   `json:"retried"`
 	Dead      []int   `json:"dead"`
@@ -116,11 +75,15 @@ type latenessSeries struct {
 	Time []int64   `json:"time"`
 	P50  []float64 `json:"p50_ms"`
 	P95  []float64 `json:"p95_ms"`
+	// Retries is how many retries each point is computed from.
+	Retries []int `json:"retries"`
 }
 
 type instanceRow struct {
 	ID        string    `json:"id"`
+	Live      bool      `json:"live"`
 	Shards    string    `json:"shards"`
+	Names     []string  `json:"names"`
 	Heartbeat time.Time `json:"heartbeat"`
 	Held      int       `json:"held_retries"`
 }
@@ -136,27 +99,55 @@ type breakerRow struct {
 
 // readOverview reads the overview over the window before now.
 func readOverview(ctx context.Context, in *runtime.Inspector, now time.Time, window, bucket time.Duration) (*overviewData, error) {
-	st, err := in.Stats(ctx, window)
+	ov, err := in.Overview(ctx, now.Add(-window), bucket)
 	if err != nil {
 		return nil, err
 	}
-	d := &overviewData{At: now, Instances: []instanceRow{}, Unrunnable: []string{}, Breakers: []breakerRow{}, Counts: []countRow{}}
-	type nameTenant struct{ name, tenant string }
+	d := &overviewData{At: ov.At, Window: shortDuration(window), Instances: []instanceRow{}, Unrunnable: []string{}, Breakers: []breakerRow{}, Counts: []countRow{}}
 	cells := map[nameTenant]map[runtime.State]int{}
 	seen := map[runtime.State]bool{}
-	for _, c := range st.ByName {
-		k := nameTenant{c.Name, ""}
+	for _, c := range ov.Counts {
+		k := nameTenant{c.Name, c.Tenant}
 		if cells[k] == nil {
 			cells[k] = map[runtime.State]int{}
 		}
 		cells[k][c.State] += c.N
 		seen[c.State] = true
 	}
-	d.fillCounts(cells2rows(cells, func(k nameTenant) (string, string) { return k.name, k.tenant }), seen)
+	growth := map[nameTenant]int{}
+	for _, g := range ov.DeadGrowth {
+		k := nameTenant{g.Name, g.Tenant}
+		growth[k] = g.N
+		if cells[k] == nil {
+			cells[k] = map[runtime.State]int{}
+		}
+	}
+	d.fillCounts(cells2rows(cells), seen, growth)
 	if d.DeadLetters, err = in.CountDeadLetters(ctx); err != nil {
 		return nil, err
 	}
-	d.Outcomes, d.Lateness = emptySeries(now, window, bucket)
+	d.Outcomes = outcomeSeries{Time: []int64{}, Succeeded: []int{}, Recovered: []int{}, Failed: []int{}, Retried: []int{}, Dead: []int{}}
+	for _, b := range ov.Buckets {
+		o := &d.Outcomes
+		o.Time = append(o.Time, b.Start.Unix())
+		o.Succeeded = append(o.Succeeded, b.Succeeded)
+		o.Recovered = append(o.Recovered, b.Recovered)
+		o.Failed = append(o.Failed, b.FailedAttempts)
+		o.Retried = append(o.Retried, b.Retried)
+		o.Dead = append(o.Dead, b.Dead)
+	}
+	d.Lateness = latenessSeries{Time: []int64{}, P50: []float64{}, P95: []float64{}, Retries: []int{}}
+	for _, b := range ov.Lateness {
+		l := &d.Lateness
+		l.Time = append(l.Time, b.Start.Unix())
+		l.P50 = append(l.P50, float64(b.P50)/float64(time.Millisecond))
+		l.P95 = append(l.P95, float64(b.P95)/float64(time.Millisecond))
+		l.Retries = append(l.Retries, b.Retries)
+	}
+	for _, i := range ov.Instances {
+		d.Instances = append(d.Instances, instanceRow{ID: i.ID, Live: i.Live, Shards: shardRanges(i.Shards), Names: i.Names, Heartbeat: i.Heartbeat, Held: i.HeldRetries})
+	}
+	d.Unrunnable = append(d.Unrunnable, ov.UnrunnableNames...)
 	groups, err := in.FlowGroups(ctx)
 	if err != nil {
 		return nil, err
@@ -167,17 +158,42 @@ func readOverview(ctx context.Context, in *runtime.Inspector, now time.Time, win
 	return d, nil
 }
 
+// nameTenant keys the counts table.
+type nameTenant struct{ name, tenant string }
+
+// shardRanges writes shards as ranges: "0-15, 32, 40-47" ("-" for none).
+func shardRanges(shards []int) string {
+	if len(shards) == 0 {
+		return "-"
+	}
+	s := slices.Clone(shards)
+	slices.Sort(s)
+	var parts []string
+	for i := 0; i < len(s); {
+		j := i
+		for j+1 < len(s) && s[j+1] == s[j]+1 {
+			j++
+		}
+		if j == i {
+			parts = append(parts, strconv.Itoa(s[i]))
+		} else {
+			parts = append(parts, strconv.Itoa(s[i])+"-"+strconv.Itoa(s[j]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
+}
+
 // cellsRow is one name and tenant's counts by state.
 type cellsRow struct {
 	name, tenant string
 	byState      map[runtime.State]int
 }
 
-func cells2rows[K comparable](cells map[K]map[runtime.State]int, key func(K) (string, string)) []cellsRow {
+func cells2rows(cells map[nameTenant]map[runtime.State]int) []cellsRow {
 	var rows []cellsRow
 	for k, m := range cells {
-		n, t := key(k)
-		rows = append(rows, cellsRow{n, t, m})
+		rows = append(rows, cellsRow{k.name, k.tenant, m})
 	}
 	sort.Slice(rows, func(i, j int) bool {
 		if rows[i].name != rows[j].name {
@@ -188,12 +204,16 @@ func cells2rows[K comparable](cells map[K]map[runtime.State]int, key func(K) (st
 	return rows
 }
 
-// fillCounts lays rows out as the counts table: a column per state seen,
-// in state order.
-func (d *overviewData) fillCounts(rows []cellsRow, seen map[runtime.State]bool) {
+// alwaysShownStates have a column in the counts table even when no task
+// is in them, so that the table keeps its shape as tasks move.
+var alwaysShownStates = []runtime.State{runtime.StatePending, runtime.StateRunning, runtime.StateRetrying, runtime.StateSucceeded, runtime.StateDead, runtime.StateDiscarded}
+
+// fillCounts lays rows out as the counts table: a column per state always
+// shown or seen, in state order.
+func (d *overviewData) fillCounts(rows []cellsRow, seen map[runtime.State]bool, deadGrowth map[nameTenant]int) {
 	var states []runtime.State
 	for _, s := range runtime.AllStates {
-		if seen[s] {
+		if seen[s] || slices.Contains(alwaysShownStates, s) {
 			states = append(states, s)
 			d.States = append(d.States, s.String())
 		}
@@ -203,7 +223,7 @@ func (d *overviewData) fillCounts(rows []cellsRow, seen map[runtime.State]bool) 
 	}
 	d.Totals = make([]int, len(states))
 	for _, r := range rows {
-		cr := countRow{Name: r.name, Tenant: r.tenant, Counts: make([]int, len(states))}
+		cr := countRow{Name: r.name, Tenant: r.tenant, Counts: make([]int, len(states)), DeadGrowth: deadGrowth[nameTenant{r.name, r.tenant}]}
 		for i, s := range states {
 			cr.Counts[i] = r.byState[s]
 			cr.Total += r.byState[s]
@@ -213,20 +233,15 @@ func (d *overviewData) fillCounts(rows []cellsRow, seen map[runtime.State]bool) 
 	}
 }
 
-// emptySeries are charts of zeros over the window, one point per bucket.
-func emptySeries(now time.Time, window, bucket time.Duration) (outcomeSeries, latenessSeries) {
-	var o outcomeSeries
-	var l latenessSeries
-	start := now.Add(-window).Truncate(bucket)
-	for t := start; !t.After(now); t = t.Add(bucket) {
-		o.Time = append(o.Time, t.Unix())
-		o.Succeeded = append(o.Succeeded, 0)
-		o.Failed = append(o.Failed, 0)
-		o.Retried = append(o.Retried, 0)
-		o.Dead = append(o.Dead, 0)
-		l.Time = append(l.Time, t.Unix())
-		l.P50 = append(l.P50, 0)
-		l.P95 = append(l.P95, 0)
+// shortDuration writes d without its zero minutes and seconds ("6h", not
+// "6h0m0s").
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
 	}
-	return o, l
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

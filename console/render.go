@@ -86,7 +86,9 @@ type page struct {
 	FlashError bool
 	// Live names the JSON the page's script polls ("" for none).
 	Live string
-	Data any
+	// Charts loads the chart library.
+	Charts bool
+	Data   any
 }
 
 // rootOf is the relative path from the request's page to the console root.

@@ -168,9 +168,9 @@ func TestEscaping(t *testing.T) {
 			taskPath(idDead):     `HTTP 503 &lt;script&gt;alert(1)&lt;/script&gt;&#34;&gt;&lt;img src=x onerror=alert(1)&gt;`,
 			taskPath(50):         `because &lt;script&gt;alert(1)&lt;/script&gt;`,
 			"/tasks":             `&lt;script&gt;alert(1)&lt;/script&gt;`,
-			"/":                  `data-name="x&#34;&gt;&lt;img src=x onerror=alert(1)&gt;"`,
+			"/":                  `data-tenant="&lt;script&gt;alert(1)&lt;/script&gt;"`,
 			"/api/tasks/1.json":  `\u003cscript\u003ealert(1)\u003c/script\u003e`,
-			"/api/overview.json": `\u003cimg src=x`,
+			"/api/overview.json": `\u003cscript\u003ealert(1)\u003c/script\u003e`,
 			"confirm":            `&lt;script&gt;alert(1)&lt;/script&gt;`,
 		} {
 			if !strings.Contains(pages[path], want) {
@@ -195,6 +195,9 @@ func TestFiltersAndPaging(t *testing.T) {
 			"until=2h&name=labels":                            "5",
 			"since=30m&until=2025-03-01T11:55&name=warehouse": "1",
 			"name=nothing-has-this":                           "",
+			"name=lighton":                                    "2,1", // ignoring case
+			"key=" + url.QueryEscape("C-11"+xssImg):           "1",
+			"key=C-11":                                        "",
 		} {
 			body := get(t, h, "/tasks?"+query)
 			if got := strings.Join(rowIDs(body), ","); got != want {
@@ -258,5 +261,16 @@ func TestBoundedCount(t *testing.T) {
 	}
 	if body := get(t, h, "/tasks?tenant=globex"); !strings.Contains(body, `<span id="task-count">1</span>`) {
 		t.Fatal("a count under the cap is not exact")
+	}
+}
+
+// TestFormSizeBound: a POST body past MaxFormBytes is refused with 400
+// before anything is read into memory or changed.
+func TestFormSizeBound(t *testing.T) {
+	e := newEnv(t, sqliteDSN(t))
+	h := e.handler(console.Options{AllowWrites: true})
+	r := post(t, h, taskPath(idDead)+"/requeue", "alice", url.Values{"reason": {strings.Repeat("r", console.MaxFormBytes)}})
+	if r.status != http.StatusBadRequest || e.state(idDead) != runtime.StateDead || len(e.trail(idDead)) != 0 {
+		t.Fatalf("oversized POST: %d %q", r.status, r.body)
 	}
 }

@@ -49,10 +49,7 @@ func (c *console) taskListPage(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx := r.Context()
 	in := c.inspector(r)
-	f, err := filterOf(ctx, in, q)
-	if err != nil {
-		return err
-	}
+	f := q.filter()
 	tasks, err := listPage(ctx, in, f, q.Before, q.Limit+1)
 	if err != nil {
 		return err

@@ -28,6 +28,7 @@ type task struct {
 
 	// Identifiers of the generated code.
 	wrapper, wrapperTx string // FDurable, FDurableTx
+	wrapperAfter       string // FDurableAfter (after.go)
 	defVar, argsType   string // the TaskDef variable, the argument struct
 }
 

@@ -162,6 +162,7 @@ func (e *emitter) wrappers(t *task) {
 	f.Add(recv()).Id(t.wrapperTx).Params(append([]jen.Code{jen.Id("ctx").Add(ctxType()), jen.Id("tx").Add(e.rt("Execer"))}, params...)...).Params(jen.Int64(), jen.Error()).Block(
 		jen.Return(jen.Id(submitTx).Call(append([]jen.Code{e.withTenant(t, jen.Id("ctx")), jen.Id("tx")}, callArgs...)...)),
 	)
+	e.afterWrapper(t, recv(), params, callArgs) // after.go
 }
 
 func (e *emitter) wrapperDoc(t *task) string {

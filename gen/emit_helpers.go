@@ -23,6 +23,7 @@ func (e *emitter) helpers() {
 	)
 
 	e.orderedHelpers()
+	e.afterHelper() // after.go
 	if e.usesKeys() {
 		e.doc("%s turns a shard-by, unique-by or tenant-by parameter into its key.", in.key)
 		f.Func().Id(in.key).Params(jen.Id("v").Any()).String().Block(jen.Return(jen.Qual("fmt", "Sprint").Call(jen.Id("v"))))

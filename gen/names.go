@@ -49,6 +49,7 @@ type plan struct {
 	internal struct {
 		runtime, submit, submitTx, key, unbound string
 		submitOrdered, submitOrderedTx          string // order_key.go
+		submitAfter                             string // after.go
 	}
 	register string // ArgoRegister, if the package has annotated functions
 }
@@ -68,13 +69,15 @@ func (c *checker) claimNames() {
 	}
 	for _, t := range c.tasks {
 		t.wrapper, t.wrapperTx = t.fn.Name()+"Durable", t.fn.Name()+"DurableTx"
+		t.wrapperAfter = t.fn.Name() + "DurableAfter"
 		pos := t.decl.Name.Pos()
 		if t.recv == nil {
 			claim(pos, t.wrapper, "wrapper of "+t.display())
 			claim(pos, t.wrapperTx, "transactional wrapper of "+t.display())
+			claim(pos, t.wrapperAfter, "dependent wrapper of "+t.display())
 			continue
 		}
-		for _, w := range []string{t.wrapper, t.wrapperTx} {
+		for _, w := range []string{t.wrapper, t.wrapperTx, t.wrapperAfter} {
 			obj, index, _ := types.LookupFieldOrMethod(types.NewPointer(t.recv.named), false, c.pkg, w)
 			if obj != nil && len(index) == 1 {
 				c.at(pos, "%s: the generated wrapper method would collide with the %s %s.%s declared at %s; rename one", w, fieldOrMethod(obj), t.recv.obj.Name(), w, c.shortPos(obj.Pos()))
@@ -103,18 +106,19 @@ func (c *checker) plan() *plan {
 		n.taken[name] = true
 	}
 	for _, t := range c.tasks {
-		n.taken[t.wrapper], n.taken[t.wrapperTx] = true, true
+		n.taken[t.wrapper], n.taken[t.wrapperTx], n.taken[t.wrapperAfter] = true, true, true
 	}
 	n.taken[c.register] = true
 	for _, r := range c.recvs {
 		n.taken[r.register] = true
 	}
-	p := &plan{imports: map[string]string{}, real: map[string]string{}, reserved: map[string]bool{"ctx": true, "tx": true}, register: c.register}
+	p := &plan{imports: map[string]string{}, real: map[string]string{}, reserved: map[string]bool{"ctx": true, "tx": true, "after": true}, register: c.register}
 
 	in := &p.internal
 	in.runtime, in.submit, in.submitTx = n.fresh("argoRuntime"), n.fresh("argoSubmit"), n.fresh("argoSubmitTx")
 	in.key, in.unbound = n.fresh("argoKey"), n.fresh("argoUnbound")
 	in.submitOrdered, in.submitOrderedTx = n.fresh("argoSubmitOrdered"), n.fresh("argoSubmitOrderedTx")
+	in.submitAfter = n.fresh("argoSubmitAfter")
 	for _, r := range c.recvs {
 		r.recvVar = n.fresh("argoRecv" + upperFirst(r.obj.Name()))
 	}

@@ -99,3 +99,42 @@ func TestSeedPagesDefaults(t *testing.T) {
 		t.Errorf("the pages' default %+v differs from DefaultRetryPolicy %+v", s.policy, argotype.DefaultRetryPolicy())
 	}
 }
+
+// TestJavaExecuteIntervalMapping: the Java starter's executeIntervalSec=60
+// (linear, no cap, no jitter, no limit) is the directive the seed 003 page
+// and the README give, with delays of exactly n × 60 s before retry n; the
+// shorter `backoff=linear delay=60s` stays a fixed 60 s under argo's
+// default cap of 1m, the trap the page warns of.
+func TestJavaExecuteIntervalMapping(t *testing.T) {
+	const recipe = "retries=unlimited backoff=linear delay=60s max-delay=0 jitter=none"
+	for _, doc := range []string{filepath.Join("..", "docs", "seeds", "003-argo-java-starter.md"), filepath.Join("..", "README.md")} {
+		text, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(text), "`"+recipe+"`") {
+			t.Errorf("%s does not quote `%s`", doc, recipe)
+		}
+	}
+	s, errs := parse(t, "//argo:retry "+recipe)
+	if len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	if s.policy.MaxAttempts != argotype.Unlimited || s.policy.MaxDelay != 0 {
+		t.Fatalf("%s: policy %+v, want unlimited attempts and no cap", recipe, s.policy)
+	}
+	for n := 1; n <= 100; n++ {
+		if d := s.policy.Delay(42, n); d != time.Duration(n)*time.Minute {
+			t.Fatalf("%s: delay before retry %d = %s, want %d min", recipe, n, d, n)
+		}
+	}
+	capped, errs := parse(t, "//argo:retry backoff=linear delay=60s jitter=none")
+	if len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	for n := 1; n <= 3; n++ {
+		if d := capped.policy.Delay(42, n); d != time.Minute {
+			t.Fatalf("backoff=linear delay=60s: delay before retry %d = %s, want the default cap's fixed 1m", n, d)
+		}
+	}
+}

@@ -130,6 +130,25 @@ type Config struct {
 	// (docs/tenants-and-traces.md). Default: the global provider of
 	// go.opentelemetry.io/otel, a no-op until the program installs one.
 	TracerProvider trace.TracerProvider
+
+	// RetryStrategies maps a task name to the Go code that decides its
+	// retries in place of its policy (retry_strategy.go). Default none:
+	// every task follows its policy.
+	RetryStrategies map[string]RetryStrategy
+
+	// TaskNames, if set, limits the task names this instance claims and
+	// registers (argo_instance.task_names) to these; it still submits any.
+	// Default nil: every name it has a handler for (docs/instance-scope.md).
+	TaskNames []string
+	// Tenants, if set, limits the tasks this instance claims to those of
+	// these tenants ("" is a task without a tenant). Default nil: every
+	// tenant (docs/instance-scope.md).
+	Tenants []string
+	// TaskPriority lists task names to claim first, highest first: when
+	// several are due, those of the first name are claimed before the
+	// second's, and so on, then the names not listed. Default nil: oldest
+	// due first whatever the name (docs/instance-scope.md).
+	TaskPriority []string
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -189,6 +208,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if err := validateStrategies(c.RetryStrategies); err != nil {
+		return c, err
+	}
+	if err := c.validateScope(); err != nil {
+		return c, err
 	}
 	return c, nil
 }

@@ -171,7 +171,8 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 	msg := runErr.Error()
 	hist.Error = msg
 	spanOutcome = hist.Outcome
-	willRetry := !permanent && !pol.Exhausted(t.ExecuteTimes)
+	// The task's RetryStrategy, else its policy (retry_strategy.go).
+	strategyDelay, willRetry := rt.nextRetry(FailedAttempt{TaskID: t.ID, TaskName: t.Name, Tenant: t.Tenant, Attempt: t.ExecuteTimes, Err: runErr, Policy: pol}, permanent)
 	// The callee said when to try again: then, without using an attempt.
 	retryAfter, deferred := retryAfterOf(runErr)
 	deferred = deferred && !permanent
@@ -181,7 +182,7 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 	fin := finishing{Fence: f, ErrMsg: &msg, History: hist, Direct: sync}
 	var retryDelay time.Duration
 	if willRetry {
-		delay := pol.Delay(t.ID, t.ExecuteTimes)
+		delay := strategyDelay
 		if deferred {
 			delay = retryAfter
 		}

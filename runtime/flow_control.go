@@ -268,7 +268,7 @@ func (rt *Runtime) claimFlow(groups []flowGroup, n int, now time.Time) ([]*Task,
 		r, err := rt.store.ClaimFlow(rt.ctx, storage.FlowClaim{
 			Group: g.name, Names: g.names, Policy: g.policy, Owner: rt.cfg.InstanceID,
 			Now: toMillis(now), LeaseUntil: toMillis(now.Add(rt.cfg.LeaseDuration)), Limit: n - len(out),
-			Busy: rt.flow.isBusy(g.name),
+			Busy: rt.flow.isBusy(g.name), Tenants: rt.cfg.Tenants,
 		})
 		rt.flow.setBusy(g.name, err == nil && len(r.Tasks) > 0)
 		if err != nil {

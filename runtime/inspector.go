@@ -26,6 +26,11 @@ type Inspector struct {
 	// ErrDiscardNeedsApproval: a discard is then requested (RequestDiscard)
 	// and approved by a different operator (ApproveDiscard). Default false.
 	RequireDiscardApproval bool
+
+	// The runtime's Config.InstanceTimeout and Config.Shards (Overview);
+	// zero from NewInspector: Config's defaults.
+	instanceTimeout time.Duration
+	shards          int
 }
 
 // NewInspector wraps an open database handle of the given dialect, as
@@ -36,7 +41,9 @@ func NewInspector(db *sql.DB, dialect string) *Inspector {
 
 // Inspector returns an Inspector on the runtime's database, on the
 // runtime's clock (the database's: docs/clocks.md).
-func (rt *Runtime) Inspector() *Inspector { return &Inspector{store: rt.store, Now: rt.now} }
+func (rt *Runtime) Inspector() *Inspector {
+	return &Inspector{store: rt.store, Now: rt.now, instanceTimeout: rt.cfg.InstanceTimeout, shards: rt.cfg.Shards}
+}
 
 func (in *Inspector) now() time.Time {
 	if in.Now != nil {

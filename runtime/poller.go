@@ -62,12 +62,12 @@ func (rt *Runtime) claimAvailable() {
 		}
 		now := rt.now()
 		names, groups := rt.splitFlow(rt.handlerNames())
-		tasks, err := rt.store.ClaimScoped(rt.ctx, rt.cfg.InstanceID, toMillis(now), toMillis(now), toMillis(now.Add(rt.cfg.LeaseDuration)), n, rt.shards.claimScope(names))
+		tasks, err := rt.claimOwn(now, n, names) // instance_scope.go: by Config.TaskPriority
 		if err == nil && len(tasks) < n && rt.cfg.StealAfter > 0 {
 			// Spare workers: take tasks left overdue in other instances'
 			// shards (a crashed owner not yet timed out, a busy one). A
 			// failure here must not lose the tasks claimed above.
-			stolen, serr := rt.store.ClaimScoped(rt.ctx, rt.cfg.InstanceID, toMillis(now), toMillis(now.Add(-rt.cfg.StealAfter)), toMillis(now.Add(rt.cfg.LeaseDuration)), n-len(tasks), []claimGroup{{Names: names}})
+			stolen, serr := rt.store.ClaimScoped(rt.ctx, rt.cfg.InstanceID, toMillis(now), toMillis(now.Add(-rt.cfg.StealAfter)), toMillis(now.Add(rt.cfg.LeaseDuration)), n-len(tasks), []claimGroup{{Names: names, Tenants: rt.cfg.Tenants}})
 			if serr != nil && rt.ctx.Err() == nil {
 				rt.health.failed(rt, "claim", serr)
 			}

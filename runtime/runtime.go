@@ -188,7 +188,9 @@ func (rt *Runtime) Register(defs ...*TaskDef) error {
 	}
 	names := make([]string, 0, len(rt.handlers))
 	for n := range rt.handlers {
-		names = append(names, n)
+		if rt.cfg.worksName(n) { // Config.TaskNames (instance_scope.go)
+			names = append(names, n)
+		}
 	}
 	slices.Sort(names)
 	rt.names = names

@@ -66,7 +66,7 @@ func (rt *Runtime) holdScheduled() {
 		// and so given back, rather than left to run out.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(rt.ctx), scheduledHoldTimeout)
 		held, err := rt.store.HoldScheduled(ctx, rt.cfg.InstanceID, toMillis(now), toMillis(now.Add(ahead)),
-			Millis(rt.cfg.LeaseDuration.Milliseconds()), limit, rt.shards.claimScope(names))
+			Millis(rt.cfg.LeaseDuration.Milliseconds()), limit, rt.claimScope(names))
 		cancel()
 		if err != nil {
 			if rt.ctx.Err() == nil {

@@ -37,7 +37,7 @@ func (rt *Runtime) newServices() {
 	})
 	rt.heartbeater = maintenance.NewHeartbeater(st, maintenance.HeartbeaterConfig{
 		ID: cfg.InstanceID, Interval: cfg.HeartbeatInterval, InstanceTimeout: cfg.InstanceTimeout,
-		Now: rt.now, Logger: rt.log, Names: rt.handlerNames,
+		Now: rt.now, Logger: rt.log, Names: rt.handlerNames, Tenants: cfg.Tenants,
 		Before: rt.measureClock, Live: rt.updateShards,
 		Failed: failed, Probed: func() { rt.health.probed(rt) },
 	})
@@ -46,6 +46,7 @@ func (rt *Runtime) newServices() {
 		Now: rt.now, Logger: rt.log, UpSince: rt.health.upSince,
 		Leading: func() bool { return rt.elector.Leading() },
 		Policy:  rt.rescuePolicy, Rescued: rt.rescued, Failed: failed,
+		Next: rt.rescueNext,
 	})
 	// The rescuer, the flagger and the purger run on the holder of the
 	// maintenance role (the elector, built last), once the database has

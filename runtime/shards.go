@@ -96,6 +96,9 @@ func (rt *Runtime) updateShards(mine []string, rows []storage.Instance) {
 			names = mine // what this instance runs now, not what it wrote
 		}
 		live = append(live, r.ID)
+		if r.ID != rt.cfg.InstanceID && !sameTenants(r.Tenants, rt.cfg.Tenants) {
+			continue // limited to other tenants: no holder of my shards (instance_scope.go)
+		}
 		for _, n := range names {
 			if slices.Contains(mine, n) {
 				holders[n] = append(holders[n], r.ID)

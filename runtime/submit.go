@@ -123,7 +123,7 @@ func (rt *Runtime) Submit(ctx context.Context, c Call) (int64, error) {
 	}
 	// A task under flow control starts only through the gated claim, and so
 	// does a keyed call (the claim's order gate, order_call.go).
-	runNow := t.PerformanceWay == Immediate && c.RunAt.IsZero() && h != nil && h.Flow == nil && c.OrderKey == ""
+	runNow := t.PerformanceWay == Immediate && c.RunAt.IsZero() && h != nil && h.Flow == nil && c.OrderKey == "" && rt.works(t.Name, t.Tenant)
 	sync := runNow && t.ThreadWay == Sync
 	switch {
 	case sync:
@@ -224,7 +224,7 @@ func (rt *Runtime) SubmitTx(ctx context.Context, tx Execer, c Call) (int64, erro
 		}
 	}
 	rt.metricSubmitted(t.Name)
-	if h := rt.handler(t.Name); t.PerformanceWay == Immediate && c.RunAt.IsZero() && h != nil && h.Flow == nil && c.OrderKey == "" {
+	if h := rt.handler(t.Name); t.PerformanceWay == Immediate && c.RunAt.IsZero() && h != nil && h.Flow == nil && c.OrderKey == "" && rt.works(t.Name, t.Tenant) {
 		rt.watchCommit(t.ID)
 	} else {
 		rt.scheduleWake(t.ExecuteTime.Time())

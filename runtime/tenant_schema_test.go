@@ -28,12 +28,14 @@ func TestTenantTraceMigrationDownUp(t *testing.T) {
 				}
 			}
 		}
+		apply("000011_console_reads.down.sql") // down files in reverse order: 000011 indexes tenant
 		apply("000009_tenant_trace.down.sql")
 		var se *SchemaError
 		if err := s.CheckSchema(ctx); !errors.As(err, &se) || se.Migration != "000009_tenant_trace.up.sql" {
 			t.Fatalf("after the down file: %v, want a SchemaError naming 000009_tenant_trace.up.sql", err)
 		}
 		apply("000009_tenant_trace.up.sql")
+		apply("000011_console_reads.up.sql")
 		if err := s.CheckSchema(ctx); err != nil {
 			t.Fatalf("after the up file: %v", err)
 		}

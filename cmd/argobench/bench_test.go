@@ -19,7 +19,7 @@ func TestBenchSmall(t *testing.T) {
 	var out, log bytes.Buffer
 	args := []string{"-scale", "0.001", "-runs", "1", "-claims", "3", "-claimbatch", "20", "-workers", "4", "-submitters", "2", "-memtasks", "30000", "-retryrate", "1000", "-schedulerate", "1000", "-o", "json"}
 	if raceEnabled {
-		args = append(args, "-only", "sync,insert,work,retry,schedule,claim,memory,audit,order")
+		args = append(args, "-only", "sync,insert,work,retry,schedule,claim,memory,audit,order,console")
 	}
 	code := run(args, &out, &log)
 	if code != 0 {
@@ -39,7 +39,7 @@ func TestBenchSmall(t *testing.T) {
 			t.Errorf("%s %s: no argo figure", r.Workload, r.Metric)
 		}
 	}
-	for _, w := range []string{"1", "2", "3", "4", "4b", "5", "6", "7"} {
+	for _, w := range []string{"1", "2", "3", "4", "4b", "5", "6", "7", "8"} {
 		if !seen[w] {
 			t.Errorf("workload %s missing from the report", w)
 		}

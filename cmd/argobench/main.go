@@ -47,6 +47,12 @@
 //	        failing once, through one runtime on the server list (one writer),
 //	        one runtime per server, its own first (all writers), and -single-dsn
 //	        (one server): tasks/s, Galera conflicts per 10,000 tasks (cluster.go).
+//	console the console's reads (runtime.Inspector) on -rows argo_task rows
+//	        (default 100,000; 1000000 for the 1M-row figure) written by
+//	        multi-row INSERTs, not Submit: p50 and p95 of the task list (List
+//	        of 50 + CountUpTo 10,000) with no filter, by state, name
+//	        substring, tenant, unique key and the next page by key, and of
+//	        the overview; the plans of the list's statements (console.go).
 //
 // -scale multiplies every task and row count (-scale 0.1 for a quick run).
 //
@@ -77,7 +83,7 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-var allWorkloads = []string{"sync", "insert", "work", "retry", "retrycost", "schedule", "claim", "memory", "audit", "whatif", "cluster", "flow", "order"}
+var allWorkloads = []string{"sync", "insert", "work", "retry", "retrycost", "schedule", "claim", "memory", "audit", "whatif", "cluster", "flow", "order", "console"}
 
 type options struct {
 	dsn        string
@@ -107,6 +113,9 @@ type options struct {
 
 	// scheduleRate: the schedule workload's paced variant, calls per second.
 	scheduleRate float64
+
+	// consoleRows: the argo_task rows of the console workload (console.go).
+	consoleRows int
 }
 
 // n scales a base count, keeping at least lo.
@@ -138,6 +147,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.force, "force", false, "run even if argo_task holds rows argobench did not write (they are deleted)")
 	fs.StringVar(&o.label, "label", "", "free text recorded in the report, e.g. the revision measured when not built from a git checkout")
 	fs.BoolVar(&o.verbose, "v", false, "log argo's warnings and errors to stderr")
+	fs.IntVar(&o.consoleRows, "rows", consoleDefaultRows, "console workload: argo_task rows the console's reads are timed on (times -scale; 1000000 for the 1M-row figure)")
 	o.cluster.register(fs)
 	fs.BoolVar(&o.instructions, "instructions", false, "count instructions per call (sync, submit, insert+work) under valgrind's callgrind instead of timing (make instructions)")
 	fs.IntVar(&o.instrCalls, "instrcalls", 100, "-instructions: calls of the shorter run (the longer runs 4×)")
@@ -149,7 +159,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	if fs.NArg() > 0 || o.runs < 1 || o.scale <= 0 || (o.output != "text" && o.output != "json") || o.workers < 1 || o.submitters < 1 || o.handBatch < 1 || o.claims < 1 || o.claimBatch < 1 {
+	if fs.NArg() > 0 || o.runs < 1 || o.scale <= 0 || (o.output != "text" && o.output != "json") || o.workers < 1 || o.submitters < 1 || o.handBatch < 1 || o.claims < 1 || o.claimBatch < 1 || o.consoleRows < 1 {
 		fmt.Fprintln(stderr, "argobench: bad usage (see -h)")
 		return 2
 	}
@@ -296,6 +306,7 @@ func bench(ctx context.Context, o *options, logw io.Writer) (*Report, error) {
 		{"cluster", b.cluster},
 		{"flow", b.flowControl},
 		{"order", b.orderedKeys},
+		{"console", b.console},
 	}
 	var errs []error
 	for _, s := range steps {

@@ -67,7 +67,7 @@
       height: 220,
       scales: { x: { time: true } },
       series: [{ value: function (u, v) { return v == null ? "-" : fmtTime(v); } }].concat(series),
-      axes: [{}, { size: 60 }],
+      axes: [{}, { size: 80 }],
       hooks: { draw: [function () { node.setAttribute("data-rendered", "true"); }] }
     };
     charts[id] = new uPlot(opts, data, node);
@@ -77,10 +77,11 @@
     var o = d.outcomes, l = d.lateness;
     drawChart("chart-outcomes", [
       { label: "succeeded", stroke: "#2e7d32", width: 2 },
+      { label: "recovered", stroke: "#00838f", width: 2 },
       { label: "failed", stroke: "#c62828", width: 2 },
       { label: "retried", stroke: "#ef6c00", width: 2 },
       { label: "dead", stroke: "#4a148c", width: 2 }
-    ], [o.time, o.succeeded, o.failed, o.retried, o.dead]);
+    ], [o.time, o.succeeded, o.recovered, o.failed, o.retried, o.dead]);
     drawChart("chart-lateness", [
       { label: "p50 ms", stroke: "#1565c0", width: 2 },
       { label: "p95 ms", stroke: "#ad1457", width: 2 }
@@ -103,6 +104,7 @@
     headRow.appendChild(el("th", "tenant"));
     d.states.forEach(function (s) { var th = el("th", s); th.setAttribute("data-state", s); headRow.appendChild(th); });
     headRow.appendChild(el("th", "total"));
+    headRow.appendChild(el("th", "new dead"));
     var thead = table.tHead; clear(thead); thead.appendChild(headRow);
 
     var tbody = table.tBodies[0]; clear(tbody);
@@ -118,6 +120,7 @@
         tr.appendChild(td);
       });
       tr.appendChild(el("td", row.total, "num"));
+      tr.appendChild(el("td", row.dead_growth ? "+" + row.dead_growth : "0", "num dead-growth"));
       tbody.appendChild(tr);
     });
     if (!d.counts.length) { emptyRow(tbody, 2, "no tasks"); }
@@ -126,6 +129,7 @@
     foot.appendChild(el("th", "all"));
     foot.appendChild(el("th", ""));
     d.totals.forEach(function (n) { foot.appendChild(el("th", n, "num")); });
+    foot.appendChild(el("th", ""));
     foot.appendChild(el("th", ""));
     var tfoot = table.tFoot; clear(tfoot); tfoot.appendChild(foot);
   }
@@ -151,9 +155,11 @@
     setText("overview-at", fmtISO(d.at));
     setText("dead-letters", d.dead_letters);
     renderCounts(d);
-    fillTable("instances", d.instances, 4, "no live instance", function (i) {
-      return [el("td", i.id), el("td", i.shards), el("td", fmtISO(i.heartbeat)), el("td", i.held_retries, "num")];
+    fillTable("instances", d.instances, 6, "no instance has registered", function (i) {
+      return [el("td", i.id), el("td", i.live ? "yes" : "no"), el("td", i.shards), el("td", fmtISO(i.heartbeat)), el("td", i.held_retries, "num"), el("td", (i.names || []).join(", "), "names")];
     });
+    var rows = byId("instances") ? byId("instances").tBodies[0].rows : [];
+    d.instances.forEach(function (i, n) { if (rows[n]) { rows[n].className = i.live ? "live" : "gone"; } });
     var ul = byId("unrunnable-names");
     if (ul) {
       clear(ul);

@@ -84,6 +84,15 @@ func ChargeCardDurableTx(ctx context.Context, tx runtime.Execer, orderID string)
 	return argoSubmitTx(ctx, tx, argoTaskChargeCard, "ArgoRegister", &argoArgsChargeCard{OrderID: orderID}, "", "")
 }
 
+// ChargeCardDurableAfter stores a call of ChargeCard that runs only after every task of after (ids)
+// has succeeded or recovered, and returns its task id; if one of them ends dead or discarded, the
+// call ends skipped (docs/dependencies.md). With no ids it is ChargeCardDurable returning the task
+// id. An error wrapping runtime.ErrNotPersisted means the call was not stored and will not run;
+// runtime.ErrDependency, that after named a task that does not exist or has failed already.
+func ChargeCardDurableAfter(ctx context.Context, after []int64, orderID string) (int64, error) {
+	return argoSubmitAfter(ctx, argoTaskChargeCard, "ArgoRegister", &argoArgsChargeCard{OrderID: orderID}, "", "", "", after)
+}
+
 // argoSubmit stores a call and runs it per its task definition.
 func argoSubmit(ctx context.Context, def *runtime.TaskDef, register string, args any, shardBy, uniqueKey string) error {
 	return runtime.SubmitJSON(ctx, argoRuntime.Load(), "main."+register, def, args, shardBy, uniqueKey)
@@ -92,4 +101,9 @@ func argoSubmit(ctx context.Context, def *runtime.TaskDef, register string, args
 // argoSubmitTx stores a call in the caller's transaction.
 func argoSubmitTx(ctx context.Context, tx runtime.Execer, def *runtime.TaskDef, register string, args any, shardBy, uniqueKey string) (int64, error) {
 	return runtime.SubmitJSONTx(ctx, argoRuntime.Load(), tx, "main."+register, def, args, shardBy, uniqueKey)
+}
+
+// argoSubmitAfter stores a call that runs after the tasks of after and returns its task id.
+func argoSubmitAfter(ctx context.Context, def *runtime.TaskDef, register string, args any, shardBy, uniqueKey, orderKey string, after []int64) (int64, error) {
+	return runtime.SubmitJSONAfter(ctx, argoRuntime.Load(), "main."+register, def, args, shardBy, uniqueKey, orderKey, after)
 }

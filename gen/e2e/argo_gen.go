@@ -18,14 +18,14 @@ import (
 // functions bind it.
 var argoRuntime atomic.Pointer[runtime.Runtime]
 
-// ArgoRegister registers the durable functions of package e2e (Flaky, Doomed, Exact, Once) with rt
-// and binds rt for their wrappers and for the package's other wrappers. Call it once at start-up,
-// before any wrapper.
+// ArgoRegister registers the durable functions of package e2e (Stage, Flaky, Doomed, Exact, Once)
+// with rt and binds rt for their wrappers and for the package's other wrappers. Call it once at
+// start-up, before any wrapper.
 func ArgoRegister(rt *runtime.Runtime) error {
 	if rt == nil {
 		return errors.New("e2e.ArgoRegister: nil runtime")
 	}
-	if err := rt.Register(argoTaskFlaky, argoTaskDoomed, argoTaskExact, argoTaskOnce); err != nil {
+	if err := rt.Register(argoTaskStage, argoTaskFlaky, argoTaskDoomed, argoTaskExact, argoTaskOnce); err != nil {
 		return err
 	}
 	argoRuntime.Store(rt)
@@ -69,6 +69,67 @@ func ArgoRegisterCounter(rt *runtime.Runtime, recv Counter) error {
 	}
 	argoRuntime.Store(rt)
 	return nil
+}
+
+// argoTaskStage is the task definition of Stage, from its //argo:retry directive.
+var argoTaskStage = &runtime.TaskDef{
+	Name:           "github.com/argo-retry/argo/gen/e2e.Stage",
+	MethodName:     "Stage",
+	Signature:      "func e2e.Stage(ctx context.Context, name string) error",
+	ParameterTypes: "string",
+	Mode:           runtime.Immediate,
+	Thread:         runtime.Async,
+	Policy: runtime.RetryPolicy{
+		MaxAttempts: 1,
+		Backoff:     runtime.BackoffExponential,
+		Initial:     time.Second,
+		Multiplier:  2,
+		MaxDelay:    time.Minute,
+		Jitter:      runtime.Jitter{Kind: runtime.JitterRatio, Ratio: 0.1},
+	},
+}
+
+// The build breaks here when a signature no longer matches its directive: run go generate.
+var _ func(context.Context, string) error = Stage
+
+// argoArgsStage holds the arguments of one call of Stage, stored as JSON in
+// argo_task.task_parameter.
+type argoArgsStage struct {
+	Name string `json:"name"`
+}
+
+func init() {
+	argoTaskStage.Run = func(ctx context.Context, args []byte) error {
+		var v argoArgsStage
+		if err := runtime.DecodeJSON(args, &v, "name"); err != nil {
+			return err
+		}
+		return Stage(ctx, v.Name)
+	}
+}
+
+// StageDurable is the durable form of Stage: it stores the call as task
+// github.com/argo-retry/argo/gen/e2e.Stage, then runs it on the runtime's worker pool, without
+// retries per its //argo:retry directive. An error wrapping runtime.ErrNotPersisted means the call
+// was not stored and will not run.
+func StageDurable(ctx context.Context, name string) error {
+	return argoSubmit(ctx, argoTaskStage, "ArgoRegister", &argoArgsStage{Name: name}, "", "")
+}
+
+// StageDurableTx stores a call of Stage in tx, an *sql.Tx (or *sqlx.Tx) on the runtime's database,
+// and returns its task id: the task runs once tx commits and is gone if tx rolls back (the outbox
+// pattern).
+func StageDurableTx(ctx context.Context, tx runtime.Execer, name string) (int64, error) {
+	return argoSubmitTx(ctx, tx, argoTaskStage, "ArgoRegister", &argoArgsStage{Name: name}, "", "")
+}
+
+// StageDurableAfter stores a call of Stage that runs only after every task of after (ids) has
+// succeeded or recovered, and returns its task id; if one of them ends dead or discarded, the call
+// ends skipped (docs/dependencies.md). With no ids it is StageDurable returning the task id. An
+// error wrapping runtime.ErrNotPersisted means the call was not stored and will not run;
+// runtime.ErrDependency, that after named a task that does not exist or has failed already.
+func StageDurableAfter(ctx context.Context, after []int64, name string) (int64, error) {
+	return argoSubmitAfter(ctx, argoTaskStage, "ArgoRegister", &argoArgsStage{Name: name}, "", "", "", after)
 }
 
 // argoTaskFlaky is the task definition of Flaky, from its //argo:retry directive.
@@ -120,6 +181,15 @@ func FlakyDurable(ctx context.Context, key string) error {
 // pattern).
 func FlakyDurableTx(ctx context.Context, tx runtime.Execer, key string) (int64, error) {
 	return argoSubmitTx(ctx, tx, argoTaskFlaky, "ArgoRegister", &argoArgsFlaky{Key: key}, "", argoKey(key))
+}
+
+// FlakyDurableAfter stores a call of Flaky that runs only after every task of after (ids) has
+// succeeded or recovered, and returns its task id; if one of them ends dead or discarded, the call
+// ends skipped (docs/dependencies.md). With no ids it is FlakyDurable returning the task id. An
+// error wrapping runtime.ErrNotPersisted means the call was not stored and will not run;
+// runtime.ErrDependency, that after named a task that does not exist or has failed already.
+func FlakyDurableAfter(ctx context.Context, after []int64, key string) (int64, error) {
+	return argoSubmitAfter(ctx, argoTaskFlaky, "ArgoRegister", &argoArgsFlaky{Key: key}, "", argoKey(key), "", after)
 }
 
 // argoTaskDoomed is the task definition of Doomed, from its //argo:retry directive.
@@ -188,6 +258,15 @@ func DoomedDurableTx(ctx context.Context, tx runtime.Execer, order Order, tags .
 	return argoSubmitTx(ctx, tx, argoTaskDoomed, "ArgoRegister", &argoArgsDoomed{Order: order, Tags: tags}, argoKey(tags), "")
 }
 
+// DoomedDurableAfter stores a call of Doomed that runs only after every task of after (ids) has
+// succeeded or recovered, and returns its task id; if one of them ends dead or discarded, the call
+// ends skipped (docs/dependencies.md). With no ids it is DoomedDurable returning the task id. An
+// error wrapping runtime.ErrNotPersisted means the call was not stored and will not run;
+// runtime.ErrDependency, that after named a task that does not exist or has failed already.
+func DoomedDurableAfter(ctx context.Context, after []int64, order Order, tags ...string) (int64, error) {
+	return argoSubmitAfter(ctx, argoTaskDoomed, "ArgoRegister", &argoArgsDoomed{Order: order, Tags: tags}, argoKey(tags), "", "", after)
+}
+
 // argoTaskStoreSave is the task definition of (*Store).Save, from its //argo:retry directive.
 var argoTaskStoreSave = &runtime.TaskDef{
 	Name:           "github.com/argo-retry/argo/gen/e2e.Store.Save",
@@ -244,6 +323,15 @@ func (*Store) SaveDurable(ctx context.Context, id int, note *string) error {
 // (the outbox pattern).
 func (*Store) SaveDurableTx(ctx context.Context, tx runtime.Execer, id int, note *string) (int64, error) {
 	return argoSubmitTx(ctx, tx, argoTaskStoreSave, "ArgoRegisterStore", &argoArgsStoreSave{Id: id, Note: note}, "", "")
+}
+
+// SaveDurableAfter stores a call of (*Store).Save that runs only after every task of after (ids)
+// has succeeded or recovered, and returns its task id; if one of them ends dead or discarded, the
+// call ends skipped (docs/dependencies.md). With no ids it is SaveDurable returning the task id. An
+// error wrapping runtime.ErrNotPersisted means the call was not stored and will not run;
+// runtime.ErrDependency, that after named a task that does not exist or has failed already.
+func (*Store) SaveDurableAfter(ctx context.Context, after []int64, id int, note *string) (int64, error) {
+	return argoSubmitAfter(ctx, argoTaskStoreSave, "ArgoRegisterStore", &argoArgsStoreSave{Id: id, Note: note}, "", "", "", after)
 }
 
 // argoTaskCounterAdd is the task definition of Counter.Add, from its //argo:retry directive.
@@ -303,6 +391,15 @@ func (Counter) AddDurableTx(ctx context.Context, tx runtime.Execer, n int) (int6
 	return argoSubmitTx(ctx, tx, argoTaskCounterAdd, "ArgoRegisterCounter", &argoArgsCounterAdd{N: n}, "", "")
 }
 
+// AddDurableAfter stores a call of Counter.Add that runs only after every task of after (ids) has
+// succeeded or recovered, and returns its task id; if one of them ends dead or discarded, the call
+// ends skipped (docs/dependencies.md). With no ids it is AddDurable returning the task id. An error
+// wrapping runtime.ErrNotPersisted means the call was not stored and will not run;
+// runtime.ErrDependency, that after named a task that does not exist or has failed already.
+func (Counter) AddDurableAfter(ctx context.Context, after []int64, n int) (int64, error) {
+	return argoSubmitAfter(ctx, argoTaskCounterAdd, "ArgoRegisterCounter", &argoArgsCounterAdd{N: n}, "", "", "", after)
+}
+
 // argoTaskExact is the task definition of Exact, from its //argo:retry directive.
 var argoTaskExact = &runtime.TaskDef{
 	Name:           "github.com/argo-retry/argo/gen/e2e.Exact",
@@ -358,6 +455,15 @@ func ExactDurableTx(ctx context.Context, tx runtime.Execer, text string, f64 flo
 	return argoSubmitTx(ctx, tx, argoTaskExact, "ArgoRegister", &argoArgsExact{Text: text, F64: f64, F32: f32, M: m}, "", "")
 }
 
+// ExactDurableAfter stores a call of Exact that runs only after every task of after (ids) has
+// succeeded or recovered, and returns its task id; if one of them ends dead or discarded, the call
+// ends skipped (docs/dependencies.md). With no ids it is ExactDurable returning the task id. An
+// error wrapping runtime.ErrNotPersisted means the call was not stored and will not run;
+// runtime.ErrDependency, that after named a task that does not exist or has failed already.
+func ExactDurableAfter(ctx context.Context, after []int64, text string, f64 float64, f32 float32, m Measure) (int64, error) {
+	return argoSubmitAfter(ctx, argoTaskExact, "ArgoRegister", &argoArgsExact{Text: text, F64: f64, F32: f32, M: m}, "", "", "", after)
+}
+
 // argoTaskOnce is the task definition of Once, from its //argo:retry directive.
 var argoTaskOnce = &runtime.TaskDef{
 	Name:           "github.com/argo-retry/argo/gen/e2e.Once",
@@ -409,6 +515,15 @@ func OnceDurableTx(ctx context.Context, tx runtime.Execer, key string) (int64, e
 	return argoSubmitTx(ctx, tx, argoTaskOnce, "ArgoRegister", &argoArgsOnce{Key: key}, "", argoKey(key))
 }
 
+// OnceDurableAfter stores a call of Once that runs only after every task of after (ids) has
+// succeeded or recovered, and returns its task id; if one of them ends dead or discarded, the call
+// ends skipped (docs/dependencies.md). With no ids it is OnceDurable returning the task id. An
+// error wrapping runtime.ErrNotPersisted means the call was not stored and will not run;
+// runtime.ErrDependency, that after named a task that does not exist or has failed already.
+func OnceDurableAfter(ctx context.Context, after []int64, key string) (int64, error) {
+	return argoSubmitAfter(ctx, argoTaskOnce, "ArgoRegister", &argoArgsOnce{Key: key}, "", argoKey(key), "", after)
+}
+
 // argoSubmit stores a call and runs it per its task definition.
 func argoSubmit(ctx context.Context, def *runtime.TaskDef, register string, args any, shardBy, uniqueKey string) error {
 	return runtime.SubmitJSON(ctx, argoRuntime.Load(), "e2e."+register, def, args, shardBy, uniqueKey)
@@ -417,6 +532,11 @@ func argoSubmit(ctx context.Context, def *runtime.TaskDef, register string, args
 // argoSubmitTx stores a call in the caller's transaction.
 func argoSubmitTx(ctx context.Context, tx runtime.Execer, def *runtime.TaskDef, register string, args any, shardBy, uniqueKey string) (int64, error) {
 	return runtime.SubmitJSONTx(ctx, argoRuntime.Load(), tx, "e2e."+register, def, args, shardBy, uniqueKey)
+}
+
+// argoSubmitAfter stores a call that runs after the tasks of after and returns its task id.
+func argoSubmitAfter(ctx context.Context, def *runtime.TaskDef, register string, args any, shardBy, uniqueKey, orderKey string, after []int64) (int64, error) {
+	return runtime.SubmitJSONAfter(ctx, argoRuntime.Load(), "e2e."+register, def, args, shardBy, uniqueKey, orderKey, after)
 }
 
 // argoKey turns a shard-by, unique-by or tenant-by parameter into its key.

@@ -21,7 +21,7 @@ const (
 
 // heartbeatStore is what the heartbeater runs (*storage.Store).
 type heartbeatStore interface {
-	RecordHeartbeat(ctx context.Context, id string, names []string, now storage.Millis) error
+	RecordInstance(ctx context.Context, id string, names, tenants []string, now storage.Millis) error
 	LiveInstances(ctx context.Context, cutoff storage.Millis) ([]storage.Instance, error)
 	RemoveInstance(ctx context.Context, id string) error
 }
@@ -42,6 +42,9 @@ type HeartbeaterConfig struct {
 	// Names returns the task names this instance has handlers for,
 	// written with its row. Default: none.
 	Names func() []string
+	// Tenants are the tenants this instance is limited to, written with
+	// its row. Default nil: every tenant.
+	Tenants []string
 	// Before, if set, runs first in every beat; its error ends the beat
 	// (the database clock's reading rides on the heartbeat).
 	Before func(ctx context.Context) error
@@ -100,7 +103,7 @@ func (h *Heartbeater) Beat(ctx context.Context) error {
 	}
 	now := storage.ToMillis(h.cfg.Now())
 	names := h.cfg.Names()
-	if err := h.store.RecordHeartbeat(ctx, h.cfg.ID, names, now); err != nil {
+	if err := h.store.RecordInstance(ctx, h.cfg.ID, names, h.cfg.Tenants, now); err != nil {
 		return err
 	}
 	live, err := h.store.LiveInstances(ctx, now-storage.Millis(h.cfg.InstanceTimeout.Milliseconds()))

@@ -55,6 +55,10 @@ type RescuerConfig struct {
 	// policy, else its handler's, else the default). Default:
 	// argotype.DefaultRetryPolicy() for every task.
 	Policy func(t *storage.Task) argotype.RetryPolicy
+	// Next, if set, decides whether and when a rescued attempt's task runs
+	// again (the runtime's retry strategies), given its policy and the
+	// rescue's message. Default: the policy (Exhausted, Delay).
+	Next func(t *storage.Task, pol argotype.RetryPolicy, msg string) (delay time.Duration, retry bool)
 	// Rescued, if set, is told of each rescue written: the task as it was
 	// (running or falling back) and the finish that took it back.
 	Rescued func(t *storage.Task, f storage.Finishing)
@@ -182,10 +186,9 @@ func (r *Rescuer) rescueOne(ctx context.Context, t *storage.Task, now time.Time)
 	if t.State == storage.StateFallingBack {
 		hist.Kind = "fallback"
 		f.To, f.Due = storage.StateExhausted, storage.ToMillis(now)
-	} else if pol := r.cfg.Policy(t); pol.Exhausted(t.ExecuteTimes) {
+	} else if d, retry := r.next(t, msg); !retry {
 		f.To, f.Due = storage.StateExhausted, storage.ToMillis(now)
 	} else {
-		d := pol.Delay(t.ID, t.ExecuteTimes)
 		hist.BackoffMs = d.Milliseconds()
 		f.To, f.Due = storage.StateRetrying, storage.ToMillis(now.Add(d))
 	}
@@ -204,4 +207,16 @@ func (r *Rescuer) rescueOne(ctx context.Context, t *storage.Task, now time.Time)
 		r.cfg.Rescued(t, f)
 	}
 	return true
+}
+
+// next is the retry decision for rescued task t: Config.Next, else its policy.
+func (r *Rescuer) next(t *storage.Task, msg string) (time.Duration, bool) {
+	pol := r.cfg.Policy(t)
+	if r.cfg.Next != nil {
+		return r.cfg.Next(t, pol, msg)
+	}
+	if pol.Exhausted(t.ExecuteTimes) {
+		return 0, false
+	}
+	return pol.Delay(t.ID, t.ExecuteTimes), true
 }

@@ -72,7 +72,8 @@ type Driver interface {
 	IsDataError(err error) bool
 	// IsDuplicate reports a unique-key violation.
 	IsDuplicate(err error) bool
-	// IsDuplicateColumn reports an ADD COLUMN of a column that exists.
+	// IsDuplicateColumn reports an ADD COLUMN of a column that exists, or
+	// an index added (ADD KEY) that exists.
 	IsDuplicateColumn(err error) bool
 	// IsLastingRefusal reports a refusal the same statement meets every
 	// time (data, rights, schema): not lock conflicts, not the server's

@@ -51,6 +51,9 @@ type FlowClaim struct {
 	// candidates' read and their take (the conformance suite changes a
 	// candidate there, as a concurrent writer would). nil in production.
 	BeforeTake func(ctx context.Context, tx *sqlx.Tx, candidates []*Task) error
+	// Tenants, if set, limits the claim to tasks of these tenants; nil:
+	// every tenant (instance_scope.go).
+	Tenants []string
 }
 
 // FlowClaimResult is what a gated claim took, and when to try again.
@@ -99,9 +102,10 @@ func (s *Store) ClaimFlow(ctx context.Context, c FlowClaim) (FlowClaimResult, er
 	// an idle group neither locks its row nor queues behind its claimers.
 	// A group the caller found busy skips it (it would find work).
 	nameIn, nameArgs := InList(c.Names)
+	scope, nameArgs := withTenants("task_id IN "+nameIn, nameArgs, c.Tenants)
 	if !c.Busy {
 		var due []int64
-		if err := s.db.SelectContext(ctx, &due, s.sql.FlowDue(StateSet(ClaimableStates...), "task_id IN "+nameIn),
+		if err := s.db.SelectContext(ctx, &due, s.sql.FlowDue(StateSet(ClaimableStates...), scope),
 			append(append([]any{c.Now, c.Now}, nameArgs...), 1)...); err != nil {
 			return out, err
 		}
@@ -117,7 +121,6 @@ func (s *Store) ClaimFlow(ctx context.Context, c FlowClaim) (FlowClaimResult, er
 		}
 		read := *st
 		st.addMembers(c.Names)
-		scope := "task_id IN " + nameIn
 		dueArgs := slices.Clip(append([]any{c.Now, c.Now}, nameArgs...))
 		takeRead := func(cands []*Task) ([]*Task, error) {
 			if len(cands) == 0 {

@@ -23,13 +23,26 @@ type Filter struct {
 	IDs           []int64   // id IN IDs
 	NotRequeued   bool      // requeued_to IS NULL: not requeued into a new task (migration 000005)
 	Tenant        string    // tenant, exactly ("": any tenant; migration 000009)
-	Limit, Offset int       // paging, newest id first; Limit 0 is no limit
+	// BeforeID pages by key: id < BeforeID (0: no bound). With Limit, the
+	// next page of a newest-first listing is BeforeID = the last id shown;
+	// unlike Offset, rows inserted meanwhile neither repeat nor skip a row.
+	BeforeID int64
+	// NameContains is a substring of the task name, matched ignoring case;
+	// %, _ and \ in it are literal characters, not wildcards.
+	NameContains string
+	// UniqueKey is the task's unique key (argo_task.unique_key), exactly.
+	UniqueKey     string
+	Limit, Offset int // paging, newest id first; Limit 0 is no limit
+
+	// matchNone: narrow found no task name the criteria can select.
+	matchNone bool
 }
 
 // Empty reports whether f has no criteria, so that it would match every
 // task. argoctl refuses to change rows by an empty filter without --all.
 func (f Filter) Empty() bool {
-	return len(f.States) == 0 && f.Name == "" && f.NameSuffix == "" && len(f.Names) == 0 && f.Shard == nil && f.Since.IsZero() && f.Until.IsZero() && f.ErrorContains == "" && len(f.IDs) == 0 && !f.NotRequeued && f.Tenant == ""
+	return len(f.States) == 0 && f.Name == "" && f.NameSuffix == "" && len(f.Names) == 0 && f.Shard == nil && f.Since.IsZero() && f.Until.IsZero() && f.ErrorContains == "" && len(f.IDs) == 0 && !f.NotRequeued && f.Tenant == "" &&
+		f.BeforeID == 0 && f.NameContains == "" && f.UniqueKey == ""
 }
 
 // where renders f's criteria as a WHERE clause ("1=1" when empty) and its
@@ -83,6 +96,7 @@ func (f Filter) where() (string, []any) {
 		conds = append(conds, "tenant = ?")
 		args = append(args, f.Tenant)
 	}
+	conds, args = f.consoleWhere(conds, args)
 	return strings.Join(conds, " AND "), args
 }
 
@@ -163,6 +177,10 @@ func (s *Store) CountByState(ctx context.Context) (map[State]int, error) {
 // List returns the tasks f selects, newest id first, paged by f.Limit and
 // f.Offset. f.NameSuffix is no criterion here: resolve it into f.Names first.
 func (s *Store) List(ctx context.Context, f Filter) ([]*Task, error) {
+	f, err := s.narrow(ctx, f)
+	if err != nil {
+		return nil, err
+	}
 	where, args := f.where()
 	page, pargs := f.paging()
 	var out []*Task
@@ -174,6 +192,10 @@ func (s *Store) List(ctx context.Context, f Filter) ([]*Task, error) {
 
 // Count returns how many tasks f selects, ignoring Limit and Offset.
 func (s *Store) Count(ctx context.Context, f Filter) (int, error) {
+	f, err := s.narrow(ctx, f)
+	if err != nil {
+		return 0, err
+	}
 	where, args := f.where()
 	var n int
 	if err := s.db.GetContext(ctx, &n, s.sql.CountTasks(where), args...); err != nil {
@@ -184,6 +206,10 @@ func (s *Store) Count(ctx context.Context, f Filter) (int, error) {
 
 // IDs returns the ids f selects, newest first, paged as List.
 func (s *Store) IDs(ctx context.Context, f Filter) ([]int64, error) {
+	f, err := s.narrow(ctx, f)
+	if err != nil {
+		return nil, err
+	}
 	where, args := f.where()
 	page, pargs := f.paging()
 	var ids []int64

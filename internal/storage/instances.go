@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"strings"
 )
 
@@ -10,19 +11,28 @@ import (
 type Instance struct {
 	ID    string   `db:"instance_id"`
 	Names []string `db:"-"`
+	// Tenants are the tenants the instance is limited to; nil: every
+	// tenant (instance_scope.go).
+	Tenants []string `db:"-"`
 }
 
 // RecordHeartbeat records that instance id is alive at now with handlers
-// for names: its row is updated, or inserted when missing (a concurrent
-// insert of the same row is no error).
+// for names, for every tenant (RecordInstance).
 func (s *Store) RecordHeartbeat(ctx context.Context, id string, names []string, now Millis) error {
-	joined := strings.Join(names, "\n")
-	n, err := s.exec(ctx, s.sql.UpdateInstance, now, joined, id)
+	return s.RecordInstance(ctx, id, names, nil, now)
+}
+
+// RecordInstance records that instance id is alive at now with handlers
+// for names, limited to tenants (nil: every tenant): its row is updated, or
+// inserted when missing (a concurrent insert of the same row is no error).
+func (s *Store) RecordInstance(ctx context.Context, id string, names, tenants []string, now Millis) error {
+	joined, scope := strings.Join(names, "\n"), EncodeTenantScope(tenants)
+	n, err := s.exec(ctx, s.sql.UpdateInstance, now, joined, scope, id)
 	if err != nil {
 		return err
 	}
 	if n == 0 {
-		if _, err := s.exec(ctx, s.sql.InsertInstance, id, now, now, joined); err != nil && !s.d.IsDuplicate(err) {
+		if _, err := s.exec(ctx, s.sql.InsertInstance, id, now, now, joined, scope); err != nil && !s.d.IsDuplicate(err) {
 			return err
 		}
 	}
@@ -33,15 +43,16 @@ func (s *Store) RecordHeartbeat(ctx context.Context, id string, names []string, 
 // by id.
 func (s *Store) LiveInstances(ctx context.Context, cutoff Millis) ([]Instance, error) {
 	var rows []struct {
-		ID    string `db:"instance_id"`
-		Names string `db:"task_names"`
+		ID      string         `db:"instance_id"`
+		Names   string         `db:"task_names"`
+		Tenants sql.NullString `db:"tenants"`
 	}
 	if err := s.db.SelectContext(ctx, &rows, s.sql.LiveInstances, cutoff); err != nil {
 		return nil, err
 	}
 	out := make([]Instance, len(rows))
 	for i, r := range rows {
-		out[i] = Instance{ID: r.ID, Names: strings.Split(r.Names, "\n")}
+		out[i] = Instance{ID: r.ID, Names: strings.Split(r.Names, "\n"), Tenants: DecodeTenantScope(r.Tenants)}
 	}
 	return out, nil
 }

@@ -78,6 +78,7 @@ func scopeCondition(groups []ClaimGroup) (string, []any) {
 			cond += " AND shard_key IN " + in
 			args = append(args, sargs...)
 		}
+		cond, args = withTenants(cond, args, g.Tenants)
 		ors = append(ors, "("+cond+")")
 	}
 	if len(ors) == 0 {

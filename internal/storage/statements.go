@@ -107,13 +107,13 @@ type Statements struct {
 	DeleteTasks, DeleteAttempts func(n int) string
 
 	// UpdateInstance records a heartbeat: arguments heartbeat_at,
-	// task_names, instance_id.
+	// task_names, tenants, instance_id.
 	UpdateInstance string
 	// InsertInstance adds an instance: arguments instance_id,
-	// heartbeat_at, started_at, task_names.
+	// heartbeat_at, started_at, task_names, tenants.
 	InsertInstance string
-	// LiveInstances reads instance_id, task_names of instances heartbeating
-	// since a cutoff, by id: argument cutoff.
+	// LiveInstances reads instance_id, task_names, tenants of instances
+	// heartbeating since a cutoff, by id: argument cutoff.
 	LiveInstances string
 	// DeleteInstance removes an instance: argument instance_id.
 	DeleteInstance string
@@ -303,6 +303,52 @@ type Statements struct {
 	// DepUnskip makes n skipped tasks blocked again, their error cleared:
 	// arguments now, the n ids.
 	DepUnskip func(n int) string
+
+	// The console's reads (console_reads.go, overview.go).
+	//
+	// CountTasksUpTo counts the tasks where (a Filter's condition) selects,
+	// reading at most a bound of them: arguments where's, then the bound.
+	CountTasksUpTo func(where string) string
+	// TaskNamesContaining reads the distinct task names whose lower-cased
+	// form is LIKE a pattern (escape '!'): argument the pattern.
+	TaskNamesContaining string
+	// OverviewCounts reads task_id, tenant, task_status, n of the tasks in
+	// the states not in PurgeableStates.
+	OverviewCounts string
+	// OverviewRecentCounts reads task_id, tenant, task_status, n of the
+	// tasks in PurgeableStates changed since: argument since.
+	OverviewRecentCounts string
+	// OverviewFinishedBuckets reads b (the bucket: (gmt_modified - since)
+	// divided by the width, rounded down), task_status, n of the succeeded,
+	// recovered and dead tasks changed since, from idx_retention alone:
+	// arguments since, width, since.
+	OverviewFinishedBuckets string
+	// OverviewFailedAttemptBuckets reads b, n, retried (attempt > 1) of the
+	// attempt rows (kind attempt) finished since without success:
+	// arguments since, width, the succeeded outcome, since.
+	OverviewFailedAttemptBuckets string
+	// OverviewFailedRetryLateness reads started, late_ms (started_at minus
+	// the previous attempt's finished_at + backoff_ms), ended of the retries
+	// (attempt rows numbered 2 or more) finished since, latest first:
+	// arguments since, limit.
+	OverviewFailedRetryLateness string
+	// OverviewSucceededRetryLateness reads the same of the succeeded tasks
+	// changed since whose last attempt was a retry (attempt_started_at
+	// against the attempt row before it; ended: gmt_modified), latest
+	// first: arguments since, limit.
+	OverviewSucceededRetryLateness string
+	// OverviewDeadGrowth reads task_id, tenant, n of the dead tasks changed
+	// since, by name then tenant: argument since.
+	OverviewDeadGrowth string
+	// OverviewInstances reads instance_id, heartbeat_at, started_at,
+	// task_names of every instance, by id.
+	OverviewInstances string
+	// OverviewHolds reads lease_owner, n of the waiting tasks held past
+	// now: argument now.
+	OverviewHolds string
+	// OverviewNameDue reads 1 if a claimable task of a name is due, else
+	// 0: arguments name, now.
+	OverviewNameDue string
 }
 
 // SchemaProbe is a statement that fails unless the tables and columns a

@@ -174,14 +174,23 @@ func (s *Store) execResult(ctx context.Context, query string, args ...any) (sql.
 	return s.db.ExecContext(ctx, query, args...)
 }
 
-// CheckSchema fails with the file to apply when the schema is missing or old.
+// CheckSchema fails with the file to apply when the schema is missing or
+// old: the earliest migration one of whose probes fails (the drivers add
+// the probes of some areas in init, not in migration order).
 func (s *Store) CheckSchema(ctx context.Context) error {
+	var first *SchemaError
 	for _, p := range s.sql.SchemaProbes {
 		rows, err := s.db.QueryContext(ctx, p.Query)
 		if err != nil {
-			return &SchemaError{Dialect: s.d.Name(), Migration: p.Migration, Err: err}
+			if first == nil || p.Migration < first.Migration {
+				first = &SchemaError{Dialect: s.d.Name(), Migration: p.Migration, Err: err}
+			}
+			continue
 		}
 		rows.Close()
+	}
+	if first != nil {
+		return first
 	}
 	return nil
 }

@@ -354,8 +354,9 @@ func (s *Store) FlagOrphans(ctx context.Context, known []string, live []string, 
 // heartbeated since cutoff, and those instances.
 func (s *Store) KnownTaskNames(ctx context.Context, cutoff Millis) (names, live []string, err error) {
 	var rows []struct {
-		ID    string `db:"instance_id"`
-		Names string `db:"task_names"`
+		ID      string         `db:"instance_id"`
+		Names   string         `db:"task_names"`
+		Tenants sql.NullString `db:"tenants"`
 	}
 	if err := s.db.SelectContext(ctx, &rows, s.sql.LiveInstances, cutoff); err != nil {
 		return nil, nil, err

@@ -66,6 +66,9 @@ type LeaseKey struct {
 type ClaimGroup struct {
 	Names  []string
 	Shards []int
+	// Tenants, if set, limits the group to tasks of these tenants ("" is
+	// a task without one); nil: every tenant (instance_scope.go).
+	Tenants []string
 }
 
 // checkTransition returns a *argotype.TransitionError if from → to is not allowed.

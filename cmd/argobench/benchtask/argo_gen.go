@@ -83,6 +83,15 @@ func SyncCallDurableTx(ctx context.Context, tx runtime.Execer, n int) (int64, er
 	return argoSubmitTx(ctx, tx, argoTaskSyncCall, "ArgoRegister", &argoArgsSyncCall{N: n}, "", "")
 }
 
+// SyncCallDurableAfter stores a call of SyncCall that runs only after every task of after (ids) has
+// succeeded or recovered, and returns its task id; if one of them ends dead or discarded, the call
+// ends skipped (docs/dependencies.md). With no ids it is SyncCallDurable returning the task id. An
+// error wrapping runtime.ErrNotPersisted means the call was not stored and will not run;
+// runtime.ErrDependency, that after named a task that does not exist or has failed already.
+func SyncCallDurableAfter(ctx context.Context, after []int64, n int) (int64, error) {
+	return argoSubmitAfter(ctx, argoTaskSyncCall, "ArgoRegister", &argoArgsSyncCall{N: n}, "", "", "", after)
+}
+
 // argoTaskLater is the task definition of Later, from its //argo:retry directive.
 var argoTaskLater = &runtime.TaskDef{
 	Name:           "argobench.Later",
@@ -136,6 +145,15 @@ func LaterDurableTx(ctx context.Context, tx runtime.Execer, n int) (int64, error
 	return argoSubmitTx(ctx, tx, argoTaskLater, "ArgoRegister", &argoArgsLater{N: n}, "", "")
 }
 
+// LaterDurableAfter stores a call of Later that runs only after every task of after (ids) has
+// succeeded or recovered, and returns its task id; if one of them ends dead or discarded, the call
+// ends skipped (docs/dependencies.md). With no ids it is LaterDurable returning the task id. An
+// error wrapping runtime.ErrNotPersisted means the call was not stored and will not run;
+// runtime.ErrDependency, that after named a task that does not exist or has failed already.
+func LaterDurableAfter(ctx context.Context, after []int64, n int) (int64, error) {
+	return argoSubmitAfter(ctx, argoTaskLater, "ArgoRegister", &argoArgsLater{N: n}, "", "", "", after)
+}
+
 // argoTaskWork is the task definition of Work, from its //argo:retry directive.
 var argoTaskWork = &runtime.TaskDef{
 	Name:           "argobench.Work",
@@ -184,6 +202,15 @@ func WorkDurable(ctx context.Context, n int) error {
 // pattern).
 func WorkDurableTx(ctx context.Context, tx runtime.Execer, n int) (int64, error) {
 	return argoSubmitTx(ctx, tx, argoTaskWork, "ArgoRegister", &argoArgsWork{N: n}, "", "")
+}
+
+// WorkDurableAfter stores a call of Work that runs only after every task of after (ids) has
+// succeeded or recovered, and returns its task id; if one of them ends dead or discarded, the call
+// ends skipped (docs/dependencies.md). With no ids it is WorkDurable returning the task id. An
+// error wrapping runtime.ErrNotPersisted means the call was not stored and will not run;
+// runtime.ErrDependency, that after named a task that does not exist or has failed already.
+func WorkDurableAfter(ctx context.Context, after []int64, n int) (int64, error) {
+	return argoSubmitAfter(ctx, argoTaskWork, "ArgoRegister", &argoArgsWork{N: n}, "", "", "", after)
 }
 
 // argoTaskCapped is the task definition of Capped, from its //argo:retry directive.
@@ -242,6 +269,15 @@ func CappedDurableTx(ctx context.Context, tx runtime.Execer, n int) (int64, erro
 	return argoSubmitTx(ctx, tx, argoTaskCapped, "ArgoRegister", &argoArgsCapped{N: n}, "", "")
 }
 
+// CappedDurableAfter stores a call of Capped that runs only after every task of after (ids) has
+// succeeded or recovered, and returns its task id; if one of them ends dead or discarded, the call
+// ends skipped (docs/dependencies.md). With no ids it is CappedDurable returning the task id. An
+// error wrapping runtime.ErrNotPersisted means the call was not stored and will not run;
+// runtime.ErrDependency, that after named a task that does not exist or has failed already.
+func CappedDurableAfter(ctx context.Context, after []int64, n int) (int64, error) {
+	return argoSubmitAfter(ctx, argoTaskCapped, "ArgoRegister", &argoArgsCapped{N: n}, "", "", "", after)
+}
+
 // argoTaskRated is the task definition of Rated, from its //argo:retry directive.
 var argoTaskRated = &runtime.TaskDef{
 	Name:           "argobench.Rated",
@@ -298,6 +334,15 @@ func RatedDurableTx(ctx context.Context, tx runtime.Execer, n int) (int64, error
 	return argoSubmitTx(ctx, tx, argoTaskRated, "ArgoRegister", &argoArgsRated{N: n}, "", "")
 }
 
+// RatedDurableAfter stores a call of Rated that runs only after every task of after (ids) has
+// succeeded or recovered, and returns its task id; if one of them ends dead or discarded, the call
+// ends skipped (docs/dependencies.md). With no ids it is RatedDurable returning the task id. An
+// error wrapping runtime.ErrNotPersisted means the call was not stored and will not run;
+// runtime.ErrDependency, that after named a task that does not exist or has failed already.
+func RatedDurableAfter(ctx context.Context, after []int64, n int) (int64, error) {
+	return argoSubmitAfter(ctx, argoTaskRated, "ArgoRegister", &argoArgsRated{N: n}, "", "", "", after)
+}
+
 // argoTaskFailOnce is the task definition of FailOnce, from its //argo:retry directive.
 var argoTaskFailOnce = &runtime.TaskDef{
 	Name:           "argobench.FailOnce",
@@ -347,6 +392,15 @@ func FailOnceDurable(ctx context.Context, n int) error {
 // (the outbox pattern).
 func FailOnceDurableTx(ctx context.Context, tx runtime.Execer, n int) (int64, error) {
 	return argoSubmitTx(ctx, tx, argoTaskFailOnce, "ArgoRegister", &argoArgsFailOnce{N: n}, "", "")
+}
+
+// FailOnceDurableAfter stores a call of FailOnce that runs only after every task of after (ids) has
+// succeeded or recovered, and returns its task id; if one of them ends dead or discarded, the call
+// ends skipped (docs/dependencies.md). With no ids it is FailOnceDurable returning the task id. An
+// error wrapping runtime.ErrNotPersisted means the call was not stored and will not run;
+// runtime.ErrDependency, that after named a task that does not exist or has failed already.
+func FailOnceDurableAfter(ctx context.Context, after []int64, n int) (int64, error) {
+	return argoSubmitAfter(ctx, argoTaskFailOnce, "ArgoRegister", &argoArgsFailOnce{N: n}, "", "", "", after)
 }
 
 // argoTaskScheduled is the task definition of Scheduled, from its //argo:retry directive.
@@ -402,6 +456,15 @@ func ScheduledDurableTx(ctx context.Context, tx runtime.Execer, n int) (int64, e
 	return argoSubmitTx(ctx, tx, argoTaskScheduled, "ArgoRegister", &argoArgsScheduled{N: n}, "", "")
 }
 
+// ScheduledDurableAfter stores a call of Scheduled that runs only after every task of after (ids)
+// has succeeded or recovered, and returns its task id; if one of them ends dead or discarded, the
+// call ends skipped (docs/dependencies.md). With no ids it is ScheduledDurable returning the task
+// id. An error wrapping runtime.ErrNotPersisted means the call was not stored and will not run;
+// runtime.ErrDependency, that after named a task that does not exist or has failed already.
+func ScheduledDurableAfter(ctx context.Context, after []int64, n int) (int64, error) {
+	return argoSubmitAfter(ctx, argoTaskScheduled, "ArgoRegister", &argoArgsScheduled{N: n}, "", "", "", after)
+}
+
 // argoSubmit stores a call and runs it per its task definition.
 func argoSubmit(ctx context.Context, def *runtime.TaskDef, register string, args any, shardBy, uniqueKey string) error {
 	return runtime.SubmitJSON(ctx, argoRuntime.Load(), "benchtask."+register, def, args, shardBy, uniqueKey)
@@ -410,4 +473,9 @@ func argoSubmit(ctx context.Context, def *runtime.TaskDef, register string, args
 // argoSubmitTx stores a call in the caller's transaction.
 func argoSubmitTx(ctx context.Context, tx runtime.Execer, def *runtime.TaskDef, register string, args any, shardBy, uniqueKey string) (int64, error) {
 	return runtime.SubmitJSONTx(ctx, argoRuntime.Load(), tx, "benchtask."+register, def, args, shardBy, uniqueKey)
+}
+
+// argoSubmitAfter stores a call that runs after the tasks of after and returns its task id.
+func argoSubmitAfter(ctx context.Context, def *runtime.TaskDef, register string, args any, shardBy, uniqueKey, orderKey string, after []int64) (int64, error) {
+	return runtime.SubmitJSONAfter(ctx, argoRuntime.Load(), "benchtask."+register, def, args, shardBy, uniqueKey, orderKey, after)
 }

@@ -109,6 +109,16 @@ func (*Systems) RequestTruckDurableTx(ctx context.Context, tx runtime.Execer, or
 	return argoSubmitTx(ctx, tx, argoTaskSystemsRequestTruck, "ArgoRegisterSystems", &argoArgsSystemsRequestTruck{Order: order, Dock: dock}, argoKey(order), "")
 }
 
+// RequestTruckDurableAfter stores a call of (*Systems).RequestTruck that runs only after every task
+// of after (ids) has succeeded or recovered, and returns its task id; if one of them ends dead or
+// discarded, the call ends skipped (docs/dependencies.md). With no ids it is RequestTruckDurable
+// returning the task id. An error wrapping runtime.ErrNotPersisted means the call was not stored
+// and will not run; runtime.ErrDependency, that after named a task that does not exist or has
+// failed already.
+func (*Systems) RequestTruckDurableAfter(ctx context.Context, after []int64, order OrderID, dock int) (int64, error) {
+	return argoSubmitAfter(ctx, argoTaskSystemsRequestTruck, "ArgoRegisterSystems", &argoArgsSystemsRequestTruck{Order: order, Dock: dock}, argoKey(order), "", "", after)
+}
+
 // argoTaskSystemsDepart is the task definition of (*Systems).Depart, from its //argo:retry
 // directive.
 var argoTaskSystemsDepart = &runtime.TaskDef{
@@ -166,6 +176,15 @@ func (*Systems) DepartDurable(ctx context.Context, order OrderID, truck string) 
 // rolls back (the outbox pattern).
 func (*Systems) DepartDurableTx(ctx context.Context, tx runtime.Execer, order OrderID, truck string) (int64, error) {
 	return argoSubmitTx(ctx, tx, argoTaskSystemsDepart, "ArgoRegisterSystems", &argoArgsSystemsDepart{Order: order, Truck: truck}, argoKey(order), "")
+}
+
+// DepartDurableAfter stores a call of (*Systems).Depart that runs only after every task of after
+// (ids) has succeeded or recovered, and returns its task id; if one of them ends dead or discarded,
+// the call ends skipped (docs/dependencies.md). With no ids it is DepartDurable returning the task
+// id. An error wrapping runtime.ErrNotPersisted means the call was not stored and will not run;
+// runtime.ErrDependency, that after named a task that does not exist or has failed already.
+func (*Systems) DepartDurableAfter(ctx context.Context, after []int64, order OrderID, truck string) (int64, error) {
+	return argoSubmitAfter(ctx, argoTaskSystemsDepart, "ArgoRegisterSystems", &argoArgsSystemsDepart{Order: order, Truck: truck}, argoKey(order), "", "", after)
 }
 
 // argoTaskSystemsLightOn is the task definition of (*Systems).LightOn, from its //argo:retry
@@ -250,6 +269,15 @@ func (*Systems) LightOnDurableTx(ctx context.Context, tx runtime.Execer, slot Sl
 	return argoSubmitTx(ctx, tx, argoTaskSystemsLightOn, "ArgoRegisterSystems", &argoArgsSystemsLightOn{Slot: slot, Color: color}, "", "")
 }
 
+// LightOnDurableAfter stores a call of (*Systems).LightOn that runs only after every task of after
+// (ids) has succeeded or recovered, and returns its task id; if one of them ends dead or discarded,
+// the call ends skipped (docs/dependencies.md). With no ids it is LightOnDurable returning the task
+// id. An error wrapping runtime.ErrNotPersisted means the call was not stored and will not run;
+// runtime.ErrDependency, that after named a task that does not exist or has failed already.
+func (*Systems) LightOnDurableAfter(ctx context.Context, after []int64, slot Slot, color Color) (int64, error) {
+	return argoSubmitAfter(ctx, argoTaskSystemsLightOn, "ArgoRegisterSystems", &argoArgsSystemsLightOn{Slot: slot, Color: color}, "", "", "", after)
+}
+
 // argoTaskSystemsLightOff is the task definition of (*Systems).LightOff, from its //argo:retry
 // directive.
 var argoTaskSystemsLightOff = &runtime.TaskDef{
@@ -305,6 +333,16 @@ func (*Systems) LightOffDurable(ctx context.Context, slot Slot) error {
 // rolls back (the outbox pattern).
 func (*Systems) LightOffDurableTx(ctx context.Context, tx runtime.Execer, slot Slot) (int64, error) {
 	return argoSubmitTx(ctx, tx, argoTaskSystemsLightOff, "ArgoRegisterSystems", &argoArgsSystemsLightOff{Slot: slot}, "", "")
+}
+
+// LightOffDurableAfter stores a call of (*Systems).LightOff that runs only after every task of
+// after (ids) has succeeded or recovered, and returns its task id; if one of them ends dead or
+// discarded, the call ends skipped (docs/dependencies.md). With no ids it is LightOffDurable
+// returning the task id. An error wrapping runtime.ErrNotPersisted means the call was not stored
+// and will not run; runtime.ErrDependency, that after named a task that does not exist or has
+// failed already.
+func (*Systems) LightOffDurableAfter(ctx context.Context, after []int64, slot Slot) (int64, error) {
+	return argoSubmitAfter(ctx, argoTaskSystemsLightOff, "ArgoRegisterSystems", &argoArgsSystemsLightOff{Slot: slot}, "", "", "", after)
 }
 
 // argoTaskSystemsPrintLabel is the task definition of (*Systems).PrintLabel, from its //argo:retry
@@ -363,6 +401,16 @@ func (*Systems) PrintLabelDurable(ctx context.Context, order OrderID, template s
 // rolls back (the outbox pattern).
 func (*Systems) PrintLabelDurableTx(ctx context.Context, tx runtime.Execer, order OrderID, template string, copies *int) (int64, error) {
 	return argoSubmitTx(ctx, tx, argoTaskSystemsPrintLabel, "ArgoRegisterSystems", &argoArgsSystemsPrintLabel{Order: order, Template: template, Copies: copies}, "", argoKey(order))
+}
+
+// PrintLabelDurableAfter stores a call of (*Systems).PrintLabel that runs only after every task of
+// after (ids) has succeeded or recovered, and returns its task id; if one of them ends dead or
+// discarded, the call ends skipped (docs/dependencies.md). With no ids it is PrintLabelDurable
+// returning the task id. An error wrapping runtime.ErrNotPersisted means the call was not stored
+// and will not run; runtime.ErrDependency, that after named a task that does not exist or has
+// failed already.
+func (*Systems) PrintLabelDurableAfter(ctx context.Context, after []int64, order OrderID, template string, copies *int) (int64, error) {
+	return argoSubmitAfter(ctx, argoTaskSystemsPrintLabel, "ArgoRegisterSystems", &argoArgsSystemsPrintLabel{Order: order, Template: template, Copies: copies}, "", argoKey(order), "", after)
 }
 
 // argoTaskSystemsReportFinished is the task definition of (*Systems).ReportFinished, from its
@@ -424,6 +472,16 @@ func (*Systems) ReportFinishedDurableTx(ctx context.Context, tx runtime.Execer, 
 	return argoSubmitTx(ctx, tx, argoTaskSystemsReportFinished, "ArgoRegisterSystems", &argoArgsSystemsReportFinished{Order: order, Lines: lines, Attrs: attrs}, argoKey(order), argoKey(order))
 }
 
+// ReportFinishedDurableAfter stores a call of (*Systems).ReportFinished that runs only after every
+// task of after (ids) has succeeded or recovered, and returns its task id; if one of them ends dead
+// or discarded, the call ends skipped (docs/dependencies.md). With no ids it is
+// ReportFinishedDurable returning the task id. An error wrapping runtime.ErrNotPersisted means the
+// call was not stored and will not run; runtime.ErrDependency, that after named a task that does
+// not exist or has failed already.
+func (*Systems) ReportFinishedDurableAfter(ctx context.Context, after []int64, order OrderID, lines []Line, attrs map[string]string) (int64, error) {
+	return argoSubmitAfter(ctx, argoTaskSystemsReportFinished, "ArgoRegisterSystems", &argoArgsSystemsReportFinished{Order: order, Lines: lines, Attrs: attrs}, argoKey(order), argoKey(order), "", after)
+}
+
 // argoSubmit stores a call and runs it per its task definition.
 func argoSubmit(ctx context.Context, def *runtime.TaskDef, register string, args any, shardBy, uniqueKey string) error {
 	return runtime.SubmitJSON(ctx, argoRuntime.Load(), "integration."+register, def, args, shardBy, uniqueKey)
@@ -432,6 +490,11 @@ func argoSubmit(ctx context.Context, def *runtime.TaskDef, register string, args
 // argoSubmitTx stores a call in the caller's transaction.
 func argoSubmitTx(ctx context.Context, tx runtime.Execer, def *runtime.TaskDef, register string, args any, shardBy, uniqueKey string) (int64, error) {
 	return runtime.SubmitJSONTx(ctx, argoRuntime.Load(), tx, "integration."+register, def, args, shardBy, uniqueKey)
+}
+
+// argoSubmitAfter stores a call that runs after the tasks of after and returns its task id.
+func argoSubmitAfter(ctx context.Context, def *runtime.TaskDef, register string, args any, shardBy, uniqueKey, orderKey string, after []int64) (int64, error) {
+	return runtime.SubmitJSONAfter(ctx, argoRuntime.Load(), "integration."+register, def, args, shardBy, uniqueKey, orderKey, after)
 }
 
 // argoKey turns a shard-by, unique-by or tenant-by parameter into its key.

@@ -17,6 +17,7 @@ const (
 	errGroupRollback   = 3101 // Group Replication rolled the transaction back
 	errDuplicateKey    = 1062 // ER_DUP_ENTRY
 	errDuplicateColumn = 1060 // ER_DUP_FIELDNAME
+	errDuplicateIndex  = 1061 // ER_DUP_KEYNAME
 	errTableDenied     = 1142 // ER_TABLEACCESS_DENIED_ERROR
 	errDatabaseDenied  = 1044 // ER_DBACCESS_DENIED_ERROR
 )
@@ -65,12 +66,13 @@ func (d *Driver) IsDuplicate(err error) bool {
 	return ok && me.Number == errDuplicateKey
 }
 
-// IsDuplicateColumn reports an ADD COLUMN of a column that exists (1060):
-// another process applied the same migration meanwhile (MySQL has no ADD
-// COLUMN IF NOT EXISTS).
+// IsDuplicateColumn reports an ADD COLUMN of a column that exists (1060),
+// or an ADD KEY of an index that exists (1061): another process applied the
+// same migration meanwhile (MySQL has no ADD COLUMN IF NOT EXISTS, nor ADD
+// KEY IF NOT EXISTS).
 func (d *Driver) IsDuplicateColumn(err error) bool {
 	me, ok := serverError(err)
-	return ok && me.Number == errDuplicateColumn
+	return ok && (me.Number == errDuplicateColumn || me.Number == errDuplicateIndex)
 }
 
 // IsLastingRefusal reports any refusal by the server but lock conflicts

@@ -12,7 +12,8 @@
 // per write path the driver has. A third engine's driver does the same. The
 // cases are in one file per area: insert.go, claim.go, finish.go, holds.go,
 // rescue.go, purge.go, instances.go, inspector.go, data.go, requeue.go,
-// operator.go, group_commit.go, flow.go, order.go. Each case gets
+// operator.go, group_commit.go, flow.go, order.go, instance_scope.go,
+// console_reads.go. Each case gets
 // a database of its own, asserts on what the database holds afterwards (not
 // only on what a call returned), and takes ids from what the database
 // handed out (a Galera cluster hands out 1, 4, 7).
@@ -92,6 +93,8 @@ func areas() []struct {
 		{"Tenants", tenantCases()},
 		{"Dependencies", dependencyCases()},
 		{"Order", orderCases()},
+		{"InstanceScope", instanceScopeCases()},
+		{"ConsoleReads", consoleReadCases()},
 	}
 }
 

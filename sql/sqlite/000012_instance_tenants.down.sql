@@ -1,0 +1,1 @@
+ALTER TABLE argo_instance DROP COLUMN tenants;
