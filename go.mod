@@ -3,6 +3,8 @@ module github.com/argo-retry/argo
 go 1.26.0
 
 require (
+	github.com/chromedp/cdproto v0.159.0
+	github.com/chromedp/chromedp v0.23.0
 	github.com/dave/jennifer v1.7.1
 	github.com/expr-lang/expr v1.17.8
 	github.com/go-json-experiment/json v1.27.2

@@ -38,6 +38,7 @@
 # Environment knobs:
 #   ARGO_TEST_MYSQL_DSN   use this server instead of starting one
 #   ARGO_TEST_GALERA_DSNS use this cluster instead of starting one
+#   ARGO_TEST_CHROMIUM    use this browser for the console tests (default /usr/bin/chromium)
 #   GO_TEST_FLAGS         extra flags for go test, e.g. "-run TestFoo -v"
 #   GO_TEST_PKGS          packages to test (default ./...)
 set -euo pipefail
@@ -284,6 +285,25 @@ if ! command -v promtool >/dev/null 2>&1; then
 		phase_end
 	else
 		echo "==> promtool not found: the alerting-rules test is skipped (install it: sudo apt-get install prometheus)"
+	fi
+fi
+
+# Chromium drives the console's end-to-end tests (internal/testbrowser):
+# Debian's chromium package, installed like MariaDB (with apt-get if missing
+# and we are root) and handed to the tests as ARGO_TEST_CHROMIUM. Without it
+# those tests say how to get it and are skipped (under CI, CI=true, they fail).
+if [[ -z "${ARGO_TEST_CHROMIUM:-}" ]]; then
+	if [[ ! -x /usr/bin/chromium ]] && is_root; then
+		phase_begin "install chromium"
+		# fonts-liberation (a Recommends left out here) so pages have text.
+		echo "chromium not found; installing Debian's chromium and fonts-liberation with apt-get"
+		apt_install chromium fonts-liberation || fail "apt-get install of chromium failed"
+		phase_end
+	fi
+	if [[ -x /usr/bin/chromium ]]; then
+		export ARGO_TEST_CHROMIUM=/usr/bin/chromium
+	else
+		echo "==> chromium not found: the console's browser tests are skipped (install it: sudo apt-get install chromium)"
 	fi
 fi
 
