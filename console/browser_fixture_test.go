@@ -164,7 +164,7 @@ func (e *e2e) submitTasks(ctx context.Context) {
 		Args: []byte(`{"note":` + jsonString(payloadScript) + `,"name":` + jsonString(payloadImg) + `,"attr":` + jsonString(payloadAttr) + `}`)})
 	e.retrying = submit(ctx, runtime.Call{Task: ledger, Tenant: "acme", Args: []byte(`{"account":"4711"}`)})
 	e.upstream = submit(ctx, runtime.Call{Task: reserve, Tenant: "globex", RunAt: later, Args: []byte(`{"sku":"LAMP-1","qty":2}`)})
-	// No tenant: a call with After (SubmitGroup) does not store one yet.
+	// Runs after the reservation; no tenant, so the overview also shows tasks without one.
 	e.downstream = submit(ctx, runtime.Call{Task: dispatch, After: []int64{e.upstream}, Args: []byte(`{"order":"SO-88"}`)})
 	e.nightly = submit(ctx, runtime.Call{Task: nightly, RunAt: later, Args: []byte(`{"report":"revenue"}`)})
 	e.orphan = submit(ctx, runtime.Call{Task: unregistered, Args: []byte(`{}`)})

@@ -50,7 +50,11 @@ func (rt *Runtime) SubmitGroup(ctx context.Context, calls []GroupCall) ([]int64,
 		if err != nil {
 			return nil, notPersisted(gc.Task.Name, fmt.Errorf("call %d: %w", i, err))
 		}
-		tasks[i] = storage.DependentTask{Task: rt.newTask(gc.Call, p, now), After: gc.After, AfterCalls: gc.AfterCalls}
+		t := rt.newTask(gc.Call, p, now)
+		if err := stampCaller(ctx, gc.Call, t); err != nil {
+			return nil, notPersisted(gc.Task.Name, fmt.Errorf("call %d: %w", i, err))
+		}
+		tasks[i] = storage.DependentTask{Task: t, After: gc.After, AfterCalls: gc.AfterCalls}
 	}
 	if err := rt.store.InsertDependent(ctx, tasks, toMillis(now)); err != nil {
 		if errors.Is(err, ErrDuplicate) {
