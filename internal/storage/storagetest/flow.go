@@ -27,6 +27,7 @@ func flowCases() []testCase {
 		{"OperatorOpensAndCloses", flowOperator},
 		{"TakeSkipsCandidateChangedSinceRead", flowTakeFence},
 		{"RetryBudgetBoundsRetriesByFirstAttempts", flowRetryBudget},
+		{"RetryBudgetCountsClaimsOutOfOrder", flowRetryBudgetClaimsOutOfOrder},
 		{"ClaimOfFullGroupWritesNothing", flowFullClaimWritesNothing},
 	}
 }
