@@ -34,7 +34,7 @@ func TestFlowRateWindowsAcrossInstances(t *testing.T) {
 	if span > 10*time.Second {
 		span = window + window/4
 	}
-	forEachBackend(t, func(t *testing.T, dsn string) {
+	forEachFlowBackend(t, func(t *testing.T, dsn string) {
 		const rate, burst = 30.0, 10
 		tasks := burst + int(rate*span.Seconds())
 		// One definition per instance (same name and group), so that the
@@ -51,7 +51,7 @@ func TestFlowRateWindowsAcrossInstances(t *testing.T) {
 					mu.Unlock()
 					return nil
 				}}
-			cfg := testConfig(dsn)
+			cfg := testConfig(instanceDSN(dsn, i))
 			cfg.InstanceID = fmt.Sprintf("rate-%d", i)
 			cfg.Workers = 8
 			cfg.LeaseDuration = 20 * time.Second

@@ -18,7 +18,7 @@ import (
 // attempts unused (every task still retrying, none exhausted), and the
 // group's shared counters hold 30 and 7.
 func TestFlowRetryBudgetBoundsRetries(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, dsn string) {
+	forEachFlowBackend(t, func(t *testing.T, dsn string) {
 		const tasks, share = 30, 0.2
 		const budget = tasks*share + DefaultRetryBudgetMinRetries
 		var calls atomic.Int64
