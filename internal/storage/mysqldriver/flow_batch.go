@@ -18,6 +18,8 @@ import (
 // each batch is one multi-statement query on a connection held for the
 // claim's transaction.
 
+var _ storage.FlowBatcher = (*Driver)(nil)
+
 // BeginFlowBatch holds a connection of the one-trip pool for one batched
 // gated claim; ok is false without the pool.
 func (d *Driver) BeginFlowBatch(ctx context.Context) (storage.FlowBatch, bool, error) {
