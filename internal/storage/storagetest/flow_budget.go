@@ -88,4 +88,14 @@ func flowRetryBudgetClaimsOutOfOrder(t *testing.T, e Engine) {
 	if len(groups) != 1 || groups[0].BudgetFirsts != 8 || groups[0].BudgetRetries != 5 || groups[0].BudgetStart != 100_000 {
 		t.Fatalf("group rows %+v, want one with the window started at 100 s, 8 first attempts and 5 retries", groups)
 	}
+	// A window start more than a window ahead of the claim (written by a
+	// clock that was wrong) restarts the window at the claim's time: the
+	// group is not left without retries until that clock's time comes.
+	exec(t, s, "UPDATE argo_flow SET budget_start = ? WHERE group_name = 'printer'", 10_000_000)
+	if r := flowClaim(t, s, "printer", names, p, "b", 100_100, 100); len(r.Tasks) != 1 {
+		t.Fatalf("after a window start far ahead: took %d retries, want 1 (a new window's minimum)", len(r.Tasks))
+	}
+	if n := count(t, s, "SELECT budget_start FROM argo_flow WHERE group_name = 'printer'"); n != 100_100 {
+		t.Fatalf("window start %d after the claim at 100.1 s, want 100100", n)
+	}
 }
