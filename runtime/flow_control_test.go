@@ -19,7 +19,7 @@ func startInstances(t *testing.T, dsn string, n int, def *TaskDef) []*Runtime {
 	t.Helper()
 	rts := make([]*Runtime, n)
 	for i := range n {
-		cfg := testConfig(dsn)
+		cfg := testConfig(instanceDSN(dsn, i))
 		cfg.InstanceID = fmt.Sprintf("flow-%d", i)
 		cfg.Workers = 8
 		cfg.LeaseDuration = 20 * time.Second
@@ -77,7 +77,7 @@ func (p *peakTracker) leave() { p.now.Add(-1) }
 // tasks fail once and retry, through the gated claim too), and every task
 // ends succeeded.
 func TestFlowCapAcrossInstances(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, dsn string) {
+	forEachFlowBackend(t, func(t *testing.T, dsn string) {
 		const capN, tasks = 3, 60
 		var peak peakTracker
 		var failed sync.Map
@@ -107,7 +107,7 @@ func TestFlowCapAcrossInstances(t *testing.T) {
 // second of slack for the gap between a claim and its call), and the whole
 // batch takes at least (tasks − burst) / rate.
 func TestFlowRateAcrossInstances(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, dsn string) {
+	forEachFlowBackend(t, func(t *testing.T, dsn string) {
 		const rate, burst, tasks = 20.0, 5, 60
 		var mu sync.Mutex
 		var starts []time.Time
@@ -217,7 +217,7 @@ func runOutage(t *testing.T, dsn string, breaker *Breaker, tasks int, downFor ti
 // while it is down are a few probes, and after it returns the starts are
 // spread at the release rate.
 func TestFlowBreakerOutage(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, dsn string) {
+	forEachFlowBackend(t, func(t *testing.T, dsn string) {
 		const tasks = 40
 		const downFor = 2 * time.Second
 		plain := runOutage(t, dsn, nil, tasks, downFor)
@@ -246,7 +246,7 @@ func TestFlowBreakerOutage(t *testing.T) {
 // still succeeds, its attempts count 1, and its history keeps the deferred
 // calls with their wait.
 func TestRetryAfterDoesNotUseAttempts(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, dsn string) {
+	forEachFlowBackend(t, func(t *testing.T, dsn string) {
 		var calls atomic.Int64
 		var mu sync.Mutex
 		var at []time.Time
@@ -309,7 +309,7 @@ func TestFlowGroupConflictRefused(t *testing.T) {
 // when under flow control: a group limited to one start per second, burst
 // one, starts one of three at once and the others a second apart.
 func TestFlowSubmitTxGoesThroughTheGate(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, dsn string) {
+	forEachFlowBackend(t, func(t *testing.T, dsn string) {
 		var mu sync.Mutex
 		var starts []time.Time
 		def := &TaskDef{Name: "flow.tx", Policy: fastPolicy(3), Flow: &FlowControl{Rate: 1, Burst: 1},
@@ -358,7 +358,7 @@ func TestFlowSubmitTxGoesThroughTheGate(t *testing.T) {
 // A probe that ends with a permanent error (the downstream answered, say
 // 400) closes the breaker: the downstream is up.
 func TestFlowProbePermanentErrorCloses(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, dsn string) {
+	forEachFlowBackend(t, func(t *testing.T, dsn string) {
 		var calls atomic.Int64
 		def := &TaskDef{Name: "flow.probe", Policy: fastPolicy(5),
 			Flow: &FlowControl{Group: "api", Breaker: &Breaker{Failures: 1, Window: time.Minute, Cooldown: 100 * time.Millisecond}},
@@ -385,7 +385,7 @@ func TestFlowProbePermanentErrorCloses(t *testing.T) {
 // (which starts held calls at their due time, past any gate): calls due at
 // the same moment still run at most Limit at once.
 func TestFlowScheduledCallsKeepTheCap(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, dsn string) {
+	forEachFlowBackend(t, func(t *testing.T, dsn string) {
 		const capN, tasks = 1, 6
 		var peak peakTracker
 		def := &TaskDef{Name: "flow.scheduled", Policy: fastPolicy(3), Flow: &FlowControl{Group: "scanner", Limit: capN},

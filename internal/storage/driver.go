@@ -21,6 +21,10 @@ import (
 // A third engine is a third package: a Statements value holding each
 // statement in its own SQL, the error classification of its client library,
 // its claim, and a directory of migrations under sql/<Name>/.
+//
+// A driver may also offer optional capabilities, found by type assertion:
+// FlowBatcher (flow_batched.go) sends the gated claim's transaction in
+// batches of statements.
 type Driver interface {
 	// Name is the dialect name: "mysql", "sqlite". It names the engine's
 	// migrations directory in the sql package and appears in SchemaError.

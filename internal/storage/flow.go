@@ -50,6 +50,8 @@ type FlowClaim struct {
 	// BeforeTake, if set, runs inside the claim's transaction between the
 	// candidates' read and their take (the conformance suite changes a
 	// candidate there, as a concurrent writer would). nil in production.
+	// In the batched claim (flow_batched.go) tx is nil: there is no
+	// *sqlx.Tx, and a change must come from another connection.
 	BeforeTake func(ctx context.Context, tx *sqlx.Tx, candidates []*Task) error
 	// Tenants, if set, limits the claim to tasks of these tenants; nil:
 	// every tenant (instance_scope.go).
@@ -113,7 +115,18 @@ func (s *Store) ClaimFlow(ctx context.Context, c FlowClaim) (FlowClaimResult, er
 			return out, nil
 		}
 	}
-	err := s.writeIso(ctx, sql.LevelReadCommitted, func(tx *sqlx.Tx) error {
+	batched := false
+	if fb, ok := s.d.(FlowBatcher); ok && c.Policy.RetryBudget == nil {
+		// Three round trips instead of about eight (flow_batched.go); the
+		// ordinary claim below when it cannot decide (nothing changed then),
+		// or the server rolled it back for a lock conflict.
+		r, done, err := s.claimFlowBatched(ctx, fb, c, "task_id IN "+nameIn, slices.Clip(append([]any{c.Now, c.Now}, nameArgs...)))
+		if err != nil && !s.d.IsRetryableLockError(err) {
+			return FlowClaimResult{}, err
+		}
+		out, batched = r, err == nil && done
+	}
+	claim := func(tx *sqlx.Tx) error {
 		out = FlowClaimResult{}
 		st, err := s.lockFlow(ctx, tx, c.Group, true)
 		if err != nil {
@@ -193,9 +206,11 @@ func (s *Store) ClaimFlow(ctx context.Context, c FlowClaim) (FlowClaimResult, er
 		}
 		out.Breaker = st.Breaker
 		return nil
-	})
-	if err != nil {
-		return FlowClaimResult{}, err
+	}
+	if !batched {
+		if err := s.writeIso(ctx, sql.LevelReadCommitted, claim); err != nil {
+			return FlowClaimResult{}, err
+		}
 	}
 	for _, t := range out.Tasks { // as the claim's SET wrote them
 		if t.State == StateExhausted {

@@ -27,8 +27,16 @@ type RetryBudgetPolicy struct {
 }
 
 // budgetWindow restarts the budget's window when the current one is over.
+//
+// A claim's now is read before it waits for the group's row, so a claim
+// can come after another one whose now is later, and find now a little
+// before the window's start: it belongs to the current window (restarting
+// it there would drop the counts of the claims in between, and so under-
+// count the first attempts that earn retries). Only a start more than a
+// window ahead of now (written by a clock that was wrong) restarts it.
 func (st *FlowState) budgetWindow(b *RetryBudgetPolicy, now Millis) {
-	if now-st.BudgetStart >= Millis(max(b.WindowMs, 1)) || now < st.BudgetStart {
+	window := Millis(max(b.WindowMs, 1))
+	if now-st.BudgetStart >= window || st.BudgetStart-now > window {
 		st.BudgetStart, st.BudgetFirsts, st.BudgetRetries = now, 0, 0
 	}
 }

@@ -35,6 +35,8 @@ type Store struct {
 	// group groups concurrent submits (group_commit.go); nil: each submit
 	// writes its own row.
 	group *groupCommit
+	// flowMembers: each flow group's members as last read (flow_batched.go).
+	flowMembers flowMembers
 }
 
 // Options are what a Store needs beyond the handle. The zero value is valid.

@@ -27,6 +27,7 @@ func flowCases() []testCase {
 		{"OperatorOpensAndCloses", flowOperator},
 		{"TakeSkipsCandidateChangedSinceRead", flowTakeFence},
 		{"RetryBudgetBoundsRetriesByFirstAttempts", flowRetryBudget},
+		{"RetryBudgetCountsClaimsOutOfOrder", flowRetryBudgetClaimsOutOfOrder},
 		{"ClaimOfFullGroupWritesNothing", flowFullClaimWritesNothing},
 	}
 }
@@ -360,10 +361,19 @@ func flowTakeFence(t *testing.T, e Engine) {
 	s := e.Open(t)
 	tasks := pendingTasks(t, s, "print", 4, 1)
 	changed := tasks[1].ID
+	// The group's row is there, as after any earlier claim (a group's first
+	// claim creates it, and takes the ordinary path even where claims are
+	// batched).
+	exec(t, s, "INSERT INTO argo_flow (group_name, members) VALUES ('printer', '')")
 	r, err := s.ClaimFlow(ctxFor(t), storage.FlowClaim{Group: "printer", Names: []string{"print"}, Policy: storage.FlowPolicy{Limit: 10},
 		Owner: "a", Now: 10, LeaseUntil: 600_000, Limit: 10,
 		BeforeTake: func(ctx context.Context, tx *sqlx.Tx, _ []*storage.Task) error {
-			_, err := tx.ExecContext(ctx, "UPDATE argo_task SET task_status = ?, discard_reason = 'gone' WHERE id = ?", discarded, changed)
+			const discard = "UPDATE argo_task SET task_status = ?, discard_reason = 'gone' WHERE id = ?"
+			if tx == nil { // the batched claim: a concurrent writer's own transaction
+				_, err := s.DB().ExecContext(ctx, discard, discarded, changed)
+				return err
+			}
+			_, err := tx.ExecContext(ctx, discard, discarded, changed)
 			return err
 		}})
 	if err != nil {
