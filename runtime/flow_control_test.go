@@ -222,7 +222,10 @@ func TestFlowBreakerOutage(t *testing.T) {
 		const downFor = 2 * time.Second
 		plain := runOutage(t, dsn, nil, tasks, downFor)
 		br := &Breaker{Failures: 5, Window: 10 * time.Second, Cooldown: 200 * time.Millisecond, MaxCooldown: 400 * time.Millisecond,
-			ProbeTimeout: 5 * time.Second, ReleaseRate: 20, ReleaseFor: 3 * time.Second}
+			ProbeTimeout: 5 * time.Second, ReleaseRate: 20, ReleaseFor: 10 * time.Second}
+		// ReleaseFor outlasts the release of the 40 tasks (2 s at 20/s) even on a
+		// loaded machine: past it the rest would start at once, which is not a herd
+		// the breaker let through but the end of the release window.
 		guarded := runOutage(t, dsn, br, tasks, downFor)
 		t.Logf("without breaker: %d calls while down, recovery %s, peak %d starts/100 ms after return", plain.callsWhileDown, plain.recovery.Round(time.Millisecond), plain.peakPer100ms)
 		t.Logf("with breaker:    %d calls while down, recovery %s, peak %d starts/100 ms after return", guarded.callsWhileDown, guarded.recovery.Round(time.Millisecond), guarded.peakPer100ms)
@@ -371,11 +374,18 @@ func TestFlowProbePermanentErrorCloses(t *testing.T) {
 		rt := startInstances(t, dsn, 1, def)[0]
 		id := submitN(t, []*Runtime{rt}, def, 1)[0]
 		waitState(t, rt, id, StateDead, 30*time.Second)
-		groups, err := rt.Inspector().FlowGroups(context.Background())
-		if err != nil || len(groups) != 1 {
-			t.Fatalf("flow groups %+v, %v", groups, err)
-		}
-		if g := groups[0]; g.Breaker != "closed" || g.Opened != 1 {
+		// The probe's outcome reaches the group's row after the task's own
+		// (a write of its own): wait for it, then check it closed, once.
+		var g FlowGroup
+		waitFor(t, 10*time.Second, "the probe's outcome to reach the breaker", func() bool {
+			groups, err := rt.Inspector().FlowGroups(context.Background())
+			if err != nil || len(groups) != 1 {
+				t.Fatalf("flow groups %+v, %v", groups, err)
+			}
+			g = groups[0]
+			return g.Breaker != "half-open"
+		})
+		if g.Breaker != "closed" || g.Opened != 1 {
 			t.Fatalf("after a probe's permanent error: breaker %s, opened %d times; want closed, once", g.Breaker, g.Opened)
 		}
 	})
