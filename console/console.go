@@ -85,7 +85,7 @@ type console struct {
 }
 
 // New returns the console's handler. Mount it with http.StripPrefix: its
-// routes are "/", "/tasks", "/tasks/{id}", "/api/overview.json",
+// routes are "/", "/tasks", "/tasks/{id}", "/breakers/{group}/{action}", "/api/overview.json",
 // "/api/tasks/{id}.json" and "/assets/…", and its links are relative.
 func New(opts Options) (http.Handler, error) {
 	if opts.Inspector == nil {
@@ -141,6 +141,7 @@ func (c *console) routes() {
 	c.mux.HandleFunc("GET /tasks/{id}", c.page(c.taskPage))
 	c.mux.HandleFunc("POST /tasks/{id}/{action}", c.page(c.taskAction))
 	c.mux.HandleFunc("POST /tasks/bulk/{action}", c.page(c.bulkAction))
+	c.mux.HandleFunc("POST /breakers/{group}/{action}", c.page(c.breakerAction))
 	c.mux.HandleFunc("GET /api/overview.json", c.api(c.overviewJSON))
 	c.mux.HandleFunc("GET /api/tasks/{file}", c.api(c.taskJSON))
 	c.mux.Handle("GET /assets/", assetHandler())

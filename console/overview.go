@@ -12,6 +12,7 @@ func (c *console) overviewPage(w http.ResponseWriter, r *http.Request) error {
 	p := c.newPage(r, "Overview", d)
 	p.Live = "api/overview.json"
 	p.Charts = true
+	p.Flash = breakerFlash(r.URL.Query(), d)
 	render(w, http.StatusOK, "overview.html", p)
 	return nil
 }
