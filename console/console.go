@@ -45,8 +45,9 @@ type Options struct {
 	// PageSize is how many tasks the list shows per page. Default
 	// DefaultPageSize; at most MaxPageSize.
 	PageSize int
-	// CountCap bounds the count on the list page (more shows as "N+"), so
-	// that it stays fast on large tables. Default DefaultCountCap.
+	// CountCap bounds the count on the list page and the overview's dead
+	// letters (more shows as "N+"), so that they stay fast on large
+	// tables. Default DefaultCountCap.
 	CountCap int
 	// BulkCap bounds how many tasks one bulk action touches. Default
 	// DefaultBulkCap.

@@ -18,7 +18,7 @@ func (c *console) overviewPage(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (c *console) overview(r *http.Request) (*overviewData, error) {
-	return readOverview(r.Context(), c.inspector(r), c.opts.Now(), c.opts.Window, c.opts.Bucket)
+	return readOverview(r.Context(), c.inspector(r), c.opts.Now(), c.opts.Window, c.opts.Bucket, c.opts.CountCap)
 }
 
 // overviewJSON is GET ./api/overview.json: what the overview's script

@@ -171,7 +171,7 @@
 
   function renderOverview(d) {
     setText("overview-at", fmtISO(d.at));
-    setText("dead-letters", d.dead_letters);
+    setText("dead-letters", d.dead_letters + (d.dead_letters_more ? "+" : ""));
     renderCounts(d);
     fillTable("instances", d.instances, 6, "no instance has registered", function (i) {
       return [el("td", i.id), el("td", i.live ? "yes" : "no"), el("td", i.shards), el("td", fmtISO(i.heartbeat)), el("td", i.held_retries, "num"), el("td", (i.names || []).join(", "), "names")];
