@@ -60,7 +60,8 @@ func consoleRow(i, n int, now int64) (state, attempts int, due, modified int64) 
 // through runtime.Inspector) on a table of -rows rows: the task list
 // (List of a page of 50 plus CountUpTo 10,000) with no filter, by state,
 // name substring, tenant and unique key, its next page by key, and the
-// overview of the last 24 hours. The rows are written by multi-row INSERTs
+// overview of the last 24 hours; then the console's pages as full HTTP GETs
+// (consolePages, timeConsolePages). The rows are written by multi-row INSERTs
 // of literal values (consoleLoad), not through Submit: a million submits
 // would take the bench far longer than the reads it measures.
 func (b *bencher) console(ctx context.Context) error {
