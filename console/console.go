@@ -45,8 +45,9 @@ type Options struct {
 	// PageSize is how many tasks the list shows per page. Default
 	// DefaultPageSize; at most MaxPageSize.
 	PageSize int
-	// CountCap bounds the count on the list page (more shows as "N+"), so
-	// that it stays fast on large tables. Default DefaultCountCap.
+	// CountCap bounds the count on the list page and the overview's dead
+	// letters (more shows as "N+"), so that they stay fast on large
+	// tables. Default DefaultCountCap.
 	CountCap int
 	// BulkCap bounds how many tasks one bulk action touches. Default
 	// DefaultBulkCap.
@@ -85,7 +86,7 @@ type console struct {
 }
 
 // New returns the console's handler. Mount it with http.StripPrefix: its
-// routes are "/", "/tasks", "/tasks/{id}", "/api/overview.json",
+// routes are "/", "/tasks", "/tasks/{id}", "/breakers/{group}/{action}", "/api/overview.json",
 // "/api/tasks/{id}.json" and "/assets/…", and its links are relative.
 func New(opts Options) (http.Handler, error) {
 	if opts.Inspector == nil {
@@ -141,6 +142,7 @@ func (c *console) routes() {
 	c.mux.HandleFunc("GET /tasks/{id}", c.page(c.taskPage))
 	c.mux.HandleFunc("POST /tasks/{id}/{action}", c.page(c.taskAction))
 	c.mux.HandleFunc("POST /tasks/bulk/{action}", c.page(c.bulkAction))
+	c.mux.HandleFunc("POST /breakers/{group}/{action}", c.page(c.breakerAction))
 	c.mux.HandleFunc("GET /api/overview.json", c.api(c.overviewJSON))
 	c.mux.HandleFunc("GET /api/tasks/{file}", c.api(c.taskJSON))
 	c.mux.Handle("GET /assets/", assetHandler())

@@ -12,12 +12,13 @@ func (c *console) overviewPage(w http.ResponseWriter, r *http.Request) error {
 	p := c.newPage(r, "Overview", d)
 	p.Live = "api/overview.json"
 	p.Charts = true
+	p.Flash = breakerFlash(r.URL.Query(), d)
 	render(w, http.StatusOK, "overview.html", p)
 	return nil
 }
 
 func (c *console) overview(r *http.Request) (*overviewData, error) {
-	return readOverview(r.Context(), c.inspector(r), c.opts.Now(), c.opts.Window, c.opts.Bucket)
+	return readOverview(r.Context(), c.inspector(r), c.opts.Now(), c.opts.Window, c.opts.Bucket, c.opts.CountCap)
 }
 
 // overviewJSON is GET ./api/overview.json: what the overview's script

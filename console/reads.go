@@ -39,8 +39,11 @@ type overviewData struct {
 	States []string   `json:"states"`
 	Counts []countRow `json:"counts"`
 	// Totals per state, in the order of States.
-	Totals      []int `json:"totals"`
-	DeadLetters int   `json:"dead_letters"`
+	Totals []int `json:"totals"`
+	// DeadLetters counts the dead tasks not requeued, up to the console's
+	// CountCap (DeadLettersMore: there are more).
+	DeadLetters     int  `json:"dead_letters"`
+	DeadLettersMore bool `json:"dead_letters_more"`
 	// The charts' series: Time in Unix seconds, one value per bucket.
 	Outcomes outcomeSeries  `json:"outcomes"`
 	Lateness latenessSeries `json:"lateness"`
@@ -97,8 +100,9 @@ type breakerRow struct {
 	Failed  int       `json:"window_failed"`
 }
 
-// readOverview reads the overview over the window before now.
-func readOverview(ctx context.Context, in *runtime.Inspector, now time.Time, window, bucket time.Duration) (*overviewData, error) {
+// readOverview reads the overview over the window before now, counting
+// the dead letters up to deadCap.
+func readOverview(ctx context.Context, in *runtime.Inspector, now time.Time, window, bucket time.Duration, deadCap int) (*overviewData, error) {
 	ov, err := in.Overview(ctx, now.Add(-window), bucket)
 	if err != nil {
 		return nil, err
@@ -123,7 +127,11 @@ func readOverview(ctx context.Context, in *runtime.Inspector, now time.Time, win
 		}
 	}
 	d.fillCounts(cells2rows(cells), seen, growth)
-	if d.DeadLetters, err = in.CountDeadLetters(ctx); err != nil {
+	// Bounded, as the list's count: the dead rows not requeued are found by
+	// the state index and checked row by row, so an exact count reads every
+	// dead row (all of them on a large table).
+	deadLetters := runtime.Filter{States: []runtime.State{runtime.StateDead}, NotRequeued: true}
+	if d.DeadLetters, d.DeadLettersMore, err = in.CountUpTo(ctx, deadLetters, deadCap); err != nil {
 		return nil, err
 	}
 	d.Outcomes = outcomeSeries{Time: []int64{}, Succeeded: []int{}, Recovered: []int{}, Failed: []int{}, Retried: []int{}, Dead: []int{}}

@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"log"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -35,6 +36,8 @@ var templateFuncs = template.FuncMap{
 	"duration": fmtDurationMs,
 	"join":     strings.Join,
 	"clip":     clip,
+	// pathSegment escapes a value for one segment of a link's path.
+	"pathSegment": url.PathEscape,
 }
 
 // ListErrorChars is how much of a task's error text the list shows (its

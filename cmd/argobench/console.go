@@ -60,7 +60,8 @@ func consoleRow(i, n int, now int64) (state, attempts int, due, modified int64) 
 // through runtime.Inspector) on a table of -rows rows: the task list
 // (List of a page of 50 plus CountUpTo 10,000) with no filter, by state,
 // name substring, tenant and unique key, its next page by key, and the
-// overview of the last 24 hours. The rows are written by multi-row INSERTs
+// overview of the last 24 hours; then the console's pages as full HTTP GETs
+// (consolePages, timeConsolePages). The rows are written by multi-row INSERTs
 // of literal values (consoleLoad), not through Submit: a million submits
 // would take the bench far longer than the reads it measures.
 func (b *bencher) console(ctx context.Context) error {
@@ -88,6 +89,7 @@ func (b *bencher) console(ctx context.Context) error {
 	if err := b.admin.QueryRowContext(ctx, "SELECT MAX(id) FROM argo_task").Scan(&maxID); err != nil {
 		return err
 	}
+	type figures struct{ p50, p95 []float64 }
 	pages := []struct {
 		label string
 		f     runtime.Filter
@@ -101,9 +103,14 @@ func (b *bencher) console(ctx context.Context) error {
 		{"next page (before=last id)", runtime.Filter{BeforeID: first[len(first)-1].ID}},
 		{"state=dead, before=mid id", runtime.Filter{States: []runtime.State{runtime.StateDead}, BeforeID: maxID / 2}},
 	}
+	dead, err := in.List(ctx, runtime.Filter{States: []runtime.State{runtime.StateDead}, Limit: 1})
+	if err != nil || len(dead) == 0 {
+		return fmt.Errorf("no dead task for the task page: %v", err)
+	}
+	httpPages := consolePages(first, dead[0].ID)
+	httpFigures := make([]figures, len(httpPages))
 	st := storage.New(b.admin, b.dialect, storage.Options{}) // for the statements' plans
 	label := fmtCount(n) + " rows"
-	type figures struct{ p50, p95 []float64 }
 	lists, counts, totals := make([]figures, len(pages)), make([]figures, len(pages)), make([]figures, len(pages))
 	var overview figures
 	for range b.o.runs {
@@ -142,6 +149,14 @@ func (b *bencher) console(ctx context.Context) error {
 		s := sortedDurations(ov)
 		overview.p50 = append(overview.p50, secs(percentile(s, 50)))
 		overview.p95 = append(overview.p95, secs(percentile(s, 95)))
+		p50, p95, err := timeConsolePages(ctx, in, httpPages)
+		if err != nil {
+			return err
+		}
+		for i := range httpPages {
+			httpFigures[i].p50 = append(httpFigures[i].p50, p50[i])
+			httpFigures[i].p95 = append(httpFigures[i].p95, p95[i])
+		}
 	}
 	const w = "8 console"
 	for i, p := range pages {
@@ -169,6 +184,12 @@ func (b *bencher) console(ctx context.Context) error {
 	b.rep.add(&Row{Workload: w, Metric: "overview, last 24h in 5m buckets: p50", Unit: UnitDuration, Argo: newStat(overview.p50), Note: label})
 	r := b.rep.add(&Row{Workload: w, Metric: "overview, last 24h in 5m buckets: p95", Unit: UnitDuration, Argo: newStat(overview.p95), Target: "≤200ms"})
 	r.Met = metIf(r.Argo.Median <= 0.2)
+	for i, p := range httpPages {
+		b.rep.add(&Row{Workload: w, Metric: fmt.Sprintf("console page, %s: p50", p.label), Unit: UnitDuration, Argo: newStat(httpFigures[i].p50),
+			Note: "full HTTP GET of console.New's handler on loopback, " + label})
+		r := b.rep.add(&Row{Workload: w, Metric: fmt.Sprintf("console page, %s: p95", p.label), Unit: UnitDuration, Argo: newStat(httpFigures[i].p95), Target: "≤200ms"})
+		r.Met = metIf(r.Argo.Median <= 0.2)
+	}
 	return b.reset(ctx)
 }
 

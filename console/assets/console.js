@@ -151,9 +151,27 @@
     return s.replace("T", " ").replace(/(\.\d{3})\d*/, "$1");
   }
 
+  // breakerForm is the form that opens or closes a flow group's breaker
+  // by hand (POST ./breakers/{group}/{action}), as the page first drew it.
+  function breakerForm(group, action, label, csrf) {
+    var f = el("form", null, "breaker-" + action);
+    f.setAttribute("data-group", group);
+    f.setAttribute("method", "post");
+    f.setAttribute("action", "breakers/" + encodeURIComponent(group) + "/" + action);
+    var token = el("input");
+    token.setAttribute("type", "hidden");
+    token.setAttribute("name", "csrf");
+    token.setAttribute("value", csrf);
+    f.appendChild(token);
+    var button = el("button", label);
+    button.setAttribute("type", "submit");
+    f.appendChild(button);
+    return f;
+  }
+
   function renderOverview(d) {
     setText("overview-at", fmtISO(d.at));
-    setText("dead-letters", d.dead_letters);
+    setText("dead-letters", d.dead_letters + (d.dead_letters_more ? "+" : ""));
     renderCounts(d);
     fillTable("instances", d.instances, 6, "no instance has registered", function (i) {
       return [el("td", i.id), el("td", i.live ? "yes" : "no"), el("td", i.shards), el("td", fmtISO(i.heartbeat)), el("td", i.held_retries, "num"), el("td", (i.names || []).join(", "), "names")];
@@ -166,9 +184,24 @@
       d.unrunnable_names.forEach(function (n) { var li = el("li"); li.appendChild(link(listURL({ name: n }), n)); ul.appendChild(li); });
       if (!d.unrunnable_names.length) { ul.appendChild(el("li", "none: every task name with due tasks has a live instance", "empty")); }
     }
-    fillTable("breakers", d.breakers, 5, "no flow group", function (b) {
-      return [el("td", b.group), el("td", (b.members || []).join(", ")), el("td", b.breaker), el("td", fmtISO(b.until)), el("td", b.window_ok + " / " + b.window_failed, "num")];
+    var breakers = byId("breakers");
+    var breakerCSRF = breakers ? breakers.getAttribute("data-csrf") : null;
+    fillTable("breakers", d.breakers, breakerCSRF ? 6 : 5, "no flow group", function (b) {
+      var cells = [el("td", b.group), el("td", (b.members || []).join(", ")), el("td", b.breaker, "breaker-" + b.breaker), el("td", fmtISO(b.until)), el("td", b.window_ok + " / " + b.window_failed, "num")];
+      if (breakerCSRF) {
+        var td = el("td", null, "breaker-actions");
+        td.appendChild(breakerForm(b.group, "open", "Open", breakerCSRF));
+        td.appendChild(document.createTextNode(" "));
+        td.appendChild(breakerForm(b.group, "close", "Close", breakerCSRF));
+        cells.push(td);
+      }
+      return cells;
     });
+    if (breakers) {
+      Array.prototype.forEach.call(breakers.tBodies[0].rows, function (tr, i) {
+        if (d.breakers[i]) { tr.setAttribute("data-group", d.breakers[i].group); }
+      });
+    }
     drawCharts(d);
   }
 
