@@ -139,6 +139,11 @@ func (b *bencher) timeClaims(ctx context.Context, argo *argoClaim, argoSide bool
 			return 0, err
 		}
 		if n != b.o.claimBatch {
+			if argoSide {
+				// What was replayed, to tell a changed claim from a table
+				// that did not hold what the bench loaded.
+				return 0, fmt.Errorf("a claim took %d rows, want %d (argo's captured read %q, captured arguments %v, clock %d)", n, b.o.claimBatch, argo.read.Query, argo.read.Args, argo.at)
+			}
 			return 0, fmt.Errorf("a claim took %d rows, want %d", n, b.o.claimBatch)
 		}
 	}
