@@ -120,7 +120,7 @@ func (s *Store) ClaimFlow(ctx context.Context, c FlowClaim) (FlowClaimResult, er
 		// Three round trips instead of about eight (flow_batched.go); the
 		// ordinary claim below when it cannot decide (nothing changed then),
 		// or the server rolled it back for a lock conflict.
-		r, done, err := s.claimFlowBatched(ctx, fb, c, "task_id IN "+nameIn, slices.Clip(append([]any{c.Now, c.Now}, nameArgs...)))
+		r, done, err := s.claimFlowBatched(ctx, fb, c, scope, slices.Clip(append([]any{c.Now, c.Now}, nameArgs...)))
 		if err != nil && !s.d.IsRetryableLockError(err) {
 			return FlowClaimResult{}, err
 		}
