@@ -50,8 +50,8 @@ type FlowControl struct {
 // anywhere and the tasks wait without using attempts. After Cooldown one
 // probe attempt runs: its success closes the breaker, its failure reopens it
 // with the cool-down doubled (up to MaxCooldown). On closing, the waiting
-// tasks are released at ReleaseRate per second for ReleaseFor, not all at
-// once. A failure is any failed attempt except a permanent error (the
+// tasks are released at ReleaseRate per second, not all at once, until
+// those held back have drained (at least for ReleaseFor). A failure is any failed attempt except a permanent error (the
 // downstream answered: that counts as a success, and closes it when it is
 // the probe's). argoctl
 // flow open/close opens and closes a breaker by hand.
@@ -64,11 +64,17 @@ type Breaker struct {
 	// ProbeTimeout is how long a probe may stay unreported (its instance
 	// died) before another starts; default DefaultBreakerProbeTimeout.
 	ProbeTimeout time.Duration
-	// ReleaseRate (per second) and ReleaseFor bound the starts after the
-	// breaker closes; defaults DefaultBreakerReleaseRate and
-	// DefaultBreakerReleaseFor. A group's Rate, if lower, applies instead.
+	// ReleaseRate bounds the starts per second after the breaker closes
+	// (no burst); default DefaultBreakerReleaseRate. A group's Rate, if
+	// lower, applies instead.
 	ReleaseRate float64
-	ReleaseFor  time.Duration
+	// ReleaseFor is the release's minimum length; default
+	// DefaultBreakerReleaseFor. Past it the release goes on while tasks
+	// that were already due when the breaker closed still wait, so a
+	// backlog larger than ReleaseRate × ReleaseFor (or a release slowed by
+	// load) still drains at ReleaseRate rather than starting at once; tasks
+	// due after the close do not prolong it.
+	ReleaseFor time.Duration
 }
 
 // The breaker's defaults.

@@ -223,9 +223,9 @@ func TestFlowBreakerOutage(t *testing.T) {
 		plain := runOutage(t, dsn, nil, tasks, downFor)
 		br := &Breaker{Failures: 5, Window: 10 * time.Second, Cooldown: 200 * time.Millisecond, MaxCooldown: 400 * time.Millisecond,
 			ProbeTimeout: 5 * time.Second, ReleaseRate: 20, ReleaseFor: 10 * time.Second}
-		// ReleaseFor outlasts the release of the 40 tasks (2 s at 20/s) even on a
-		// loaded machine: past it the rest would start at once, which is not a herd
-		// the breaker let through but the end of the release window.
+		// The release goes on past ReleaseFor while the tasks held back wait
+		// (TestFlowBreakerReleaseOutlastsReleaseFor has a short one); here it
+		// outlasts the release of the 40 tasks (2 s at 20/s) anyway.
 		guarded := runOutage(t, dsn, br, tasks, downFor)
 		t.Logf("without breaker: %d calls while down, recovery %s, peak %d starts/100 ms after return", plain.callsWhileDown, plain.recovery.Round(time.Millisecond), plain.peakPer100ms)
 		t.Logf("with breaker:    %d calls while down, recovery %s, peak %d starts/100 ms after return", guarded.callsWhileDown, guarded.recovery.Round(time.Millisecond), guarded.peakPer100ms)

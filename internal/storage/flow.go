@@ -120,7 +120,7 @@ func (s *Store) ClaimFlow(ctx context.Context, c FlowClaim) (FlowClaimResult, er
 		// Three round trips instead of about eight (flow_batched.go); the
 		// ordinary claim below when it cannot decide (nothing changed then),
 		// or the server rolled it back for a lock conflict.
-		r, done, err := s.claimFlowBatched(ctx, fb, c, "task_id IN "+nameIn, slices.Clip(append([]any{c.Now, c.Now}, nameArgs...)))
+		r, done, err := s.claimFlowBatched(ctx, fb, c, scope, slices.Clip(append([]any{c.Now, c.Now}, nameArgs...)))
 		if err != nil && !s.d.IsRetryableLockError(err) {
 			return FlowClaimResult{}, err
 		}
@@ -159,6 +159,7 @@ func (s *Store) ClaimFlow(ctx context.Context, c FlowClaim) (FlowClaimResult, er
 		var attempts []*Task
 		var admit int
 		var probe bool
+		var oldestDue Millis
 		if c.Policy.RetryBudget == nil {
 			// One read: the due candidates (oldest first, as many as the
 			// claim could take) and the group's running rows, counted by the
@@ -168,7 +169,8 @@ func (s *Store) ClaimFlow(ctx context.Context, c FlowClaim) (FlowClaimResult, er
 			if err != nil {
 				return err
 			}
-			admit, probe, out.WakeAt = st.Admit(c.Policy, c.Now, len(cands), running)
+			oldestDue = OldestDue(cands)
+			admit, probe, out.WakeAt = st.Admit(c.Policy, c.Now, len(cands), running, oldestDue)
 			if attempts, err = takeRead(cands[:admit]); err != nil {
 				return err
 			}
@@ -181,7 +183,16 @@ func (s *Store) ClaimFlow(ctx context.Context, c FlowClaim) (FlowClaimResult, er
 					return err
 				}
 			}
-			admit, probe, out.WakeAt = st.Admit(c.Policy, c.Now, c.Limit, running)
+			if c.Policy.releaseNeedsBacklog(st, c.Now) {
+				// Past ReleaseFor, the release lasts while the backlog does:
+				// the oldest due candidate says (one more read, only then).
+				var oldest []*Task
+				if err := tx.SelectContext(ctx, &oldest, s.sql.FlowCandidates(StateSet(WaitingStates...), scope), append(dueArgs, 1)...); err != nil {
+					return err
+				}
+				oldestDue = OldestDue(oldest)
+			}
+			admit, probe, out.WakeAt = st.Admit(c.Policy, c.Now, c.Limit, running, oldestDue)
 			if attempts, err = s.takeWithinBudget(c, st, admit, scope, take); err != nil {
 				return err
 			}
@@ -190,7 +201,7 @@ func (s *Store) ClaimFlow(ctx context.Context, c FlowClaim) (FlowClaimResult, er
 		if probe && len(attempts) > 0 {
 			probeID = attempts[0].ID
 		}
-		st.Took(c.Policy, c.Now, len(attempts), probe, probeID)
+		st.Took(c.Policy, c.Now, len(attempts), probe, probeID, oldestDue)
 		fallbacks, err := take([]State{StateExhausted}, c.Limit-len(attempts), scope)
 		if err != nil {
 			return err

@@ -139,10 +139,12 @@ func (s *Store) claimFlowBatched(ctx context.Context, fb FlowBatcher, c FlowClai
 		return out, false, nil // counted without a member another instance added
 	}
 	running := 0
+	var oldestDue Millis
 	for i := range cands {
 		running = cands[i].Running
+		oldestDue = earlierDue(oldestDue, cands[i].ExecuteTime)
 	}
-	admit, probe, wakeAt := st.Admit(c.Policy, c.Now, len(cands), running)
+	admit, probe, wakeAt := st.Admit(c.Policy, c.Now, len(cands), running, oldestDue)
 	attempts := make([]*Task, admit)
 	for i := range admit {
 		attempts[i] = &cands[i].Task
@@ -151,7 +153,7 @@ func (s *Store) claimFlowBatched(ctx context.Context, fb FlowBatcher, c FlowClai
 	if probe && len(attempts) > 0 {
 		probeID = attempts[0].ID
 	}
-	st.Took(c.Policy, c.Now, len(attempts), probe, probeID)
+	st.Took(c.Policy, c.Now, len(attempts), probe, probeID, oldestDue)
 	if n := c.Limit - len(attempts); len(fallbacks) > n {
 		fallbacks = fallbacks[:n]
 	}

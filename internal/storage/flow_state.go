@@ -110,9 +110,13 @@ type BreakerPolicy struct {
 	// ProbeTimeoutMs is how long a probe may stay unreported before
 	// another one starts (its instance died or lost the lease).
 	ProbeTimeoutMs int64
-	// After closing, for ReleaseForMs, attempts start at most at
-	// ReleaseRate per second (no burst): the waiting tasks are released
-	// gradually, not all at once.
+	// After closing, attempts start at most at ReleaseRate per second (no
+	// burst): the waiting tasks are released gradually, not all at once.
+	// The release lasts at least ReleaseForMs, and after that for as long
+	// as a claim still finds due a task that was due when the breaker
+	// closed (FlowState.releasing): the backlog the breaker held back
+	// drains at the release rate however long that takes, and tasks due
+	// after the close are not held once it has drained.
 	ReleaseRate  float64
 	ReleaseForMs int64
 }
@@ -131,15 +135,59 @@ func (p FlowPolicy) burst() float64 {
 
 // rateNow is the rate and bucket size in force at now: the group's own,
 // or the breaker's release rate (bucket of one) if slower, while a
-// release runs.
-func (p FlowPolicy) rateNow(st *FlowState, now Millis) (rate, burst float64) {
+// release runs (releasing; oldestDue as there).
+func (p FlowPolicy) rateNow(st *FlowState, now, oldestDue Millis) (rate, burst float64) {
 	rate, burst = p.Rate, p.burst()
-	if b := p.Breaker; b != nil && b.ReleaseRate > 0 && st.ClosedAt > 0 && now < st.ClosedAt+Millis(b.ReleaseForMs) {
+	if b := p.Breaker; st.releasing(b, now, oldestDue) {
 		if rate == 0 || b.ReleaseRate < rate {
 			rate, burst = b.ReleaseRate, 1
 		}
 	}
 	return rate, burst
+}
+
+// releasing says whether the breaker's release is in force at now, for a
+// claim whose earliest due candidate was due at oldestDue (0: it found
+// none): for ReleaseForMs after the close, and after that while the
+// backlog the breaker held back lasts, which the claim reads from its own
+// candidates (no statement of its own): a candidate due at or before
+// closed_at waited through the breaker. Tasks due after the close do not
+// prolong it, so it ends once the backlog has drained: bounded by the
+// backlog at the close over the release rate, not by new work.
+func (st *FlowState) releasing(b *BreakerPolicy, now, oldestDue Millis) bool {
+	if b == nil || b.ReleaseRate <= 0 || st.ClosedAt <= 0 {
+		return false
+	}
+	return now < st.ClosedAt+Millis(b.ReleaseForMs) || (oldestDue > 0 && oldestDue <= st.ClosedAt)
+}
+
+// releaseNeedsBacklog says whether the release's being in force at now
+// depends on the backlog (ReleaseForMs has passed, and the release rate
+// would bind): a claim that has not read its candidates before Admit (the
+// retry budget's) reads the oldest due one then.
+func (p FlowPolicy) releaseNeedsBacklog(st *FlowState, now Millis) bool {
+	b := p.Breaker
+	return st.releasing(b, now, st.ClosedAt) && !st.releasing(b, now, 0) && (p.Rate == 0 || b.ReleaseRate < p.Rate)
+}
+
+// OldestDue is the earliest due time of candidates (0: none), what
+// Admit and Took take as oldestDue.
+func OldestDue(candidates []*Task) Millis {
+	var oldest Millis
+	for _, t := range candidates {
+		oldest = earlierDue(oldest, t.ExecuteTime)
+	}
+	return oldest
+}
+
+// earlierDue is the earlier of oldest (0: none yet) and due, at least 1 (0
+// means none).
+func earlierDue(oldest, due Millis) Millis {
+	due = max(due, 1)
+	if oldest == 0 || due < oldest {
+		return due
+	}
+	return oldest
 }
 
 // refill adds the tokens earned since refilled_at, up to burst. A bucket
@@ -163,8 +211,10 @@ func (st *FlowState) refill(rate, burst float64, now Millis) {
 // admits is the breaker's probe. It refills the bucket and moves an open
 // breaker whose cool-down ended to its probe; Took records what started.
 // wakeAt is when admitting more may next succeed (0: unknown, or when a
-// running attempt ends).
-func (st *FlowState) Admit(p FlowPolicy, now Millis, want, running int) (admit int, probe bool, wakeAt Millis) {
+// running attempt ends). oldestDue is the earliest due time of the claim's
+// candidates (OldestDue; 0: none), which keeps a breaker's release in force
+// while the backlog it held back lasts (releasing).
+func (st *FlowState) Admit(p FlowPolicy, now Millis, want, running int, oldestDue Millis) (admit int, probe bool, wakeAt Millis) {
 	if p.Limit > 0 {
 		want = min(want, p.Limit-running)
 	}
@@ -188,7 +238,7 @@ func (st *FlowState) Admit(p FlowPolicy, now Millis, want, running int) (admit i
 	if want <= 0 {
 		return 0, false, 0
 	}
-	if rate, burst := p.rateNow(st, now); rate > 0 {
+	if rate, burst := p.rateNow(st, now, oldestDue); rate > 0 {
 		st.refill(rate, burst, now)
 		if have := int(math.Floor(st.Tokens + 1e-9)); have < want {
 			// Wake when a useful batch has come in (1/wakeBatchesPerSecond of
@@ -203,8 +253,8 @@ func (st *FlowState) Admit(p FlowPolicy, now Millis, want, running int) (admit i
 }
 
 // Took records that n attempts started after Admit: tokens spent, or the
-// probe (the task probeID) sent out.
-func (st *FlowState) Took(p FlowPolicy, now Millis, n int, probe bool, probeID int64) {
+// probe (the task probeID) sent out. oldestDue is Admit's.
+func (st *FlowState) Took(p FlowPolicy, now Millis, n int, probe bool, probeID int64, oldestDue Millis) {
 	if n == 0 {
 		return
 	}
@@ -214,7 +264,7 @@ func (st *FlowState) Took(p FlowPolicy, now Millis, n int, probe bool, probeID i
 		st.BreakerUntil = now + Millis(p.Breaker.probeTimeout(st))
 		return
 	}
-	if rate, _ := p.rateNow(st, now); rate > 0 {
+	if rate, _ := p.rateNow(st, now, oldestDue); rate > 0 {
 		st.Tokens -= float64(n)
 	}
 }

@@ -24,6 +24,7 @@ func flowCases() []testCase {
 		{"RateBucket", flowRateBucket},
 		{"BreakerOpensProbesCloses", flowBreaker},
 		{"BreakerProbeLost", flowProbeLost},
+		{"BreakerReleaseOutlastsBacklog", flowReleaseOutlastsBacklog},
 		{"OperatorOpensAndCloses", flowOperator},
 		{"TakeSkipsCandidateChangedSinceRead", flowTakeFence},
 		{"RetryBudgetBoundsRetriesByFirstAttempts", flowRetryBudget},
@@ -285,8 +286,73 @@ func flowBreaker(t *testing.T, e Engine) {
 	if total < 9 || total > 10 {
 		t.Fatalf("5 s of release started %d, want 10 at 2/s", total)
 	}
-	if got := flowClaim(t, s, "down", names, p, "a", 8400, 100).Tasks; len(got) < 5 {
-		t.Fatalf("after the release the claim took %d, want all that is left", len(got))
+	// ReleaseFor is over, but tasks due before the close still wait: the
+	// release goes on (flowReleaseOutlastsBacklog has the rest).
+	if got := flowClaim(t, s, "down", names, p, "a", 8400, 100).Tasks; len(got) > 1 {
+		t.Fatalf("after ReleaseFor, with the backlog waiting, the claim took %d at once, want at most 1", len(got))
+	}
+}
+
+// The release outlasts ReleaseFor while tasks due before the close wait
+// (a backlog larger than ReleaseRate × ReleaseFor): still one at a time at
+// the release rate after it, and not all at once; once that backlog has
+// drained, tasks due after the close start without the release's bound.
+// The same with a retry budget (its claim reads its candidates after
+// Admit, so it reads the oldest one for the release).
+func flowReleaseOutlastsBacklog(t *testing.T, e Engine) {
+	for _, budget := range []*storage.RetryBudgetPolicy{nil, {Share: 1, WindowMs: 600_000, MinRetries: 1000}} {
+		t.Run(fmt.Sprintf("budget=%v", budget != nil), func(t *testing.T) {
+			s := e.Open(t)
+			ctx := ctxFor(t)
+			const backlog = 20
+			pendingTasks(t, s, "call", backlog, 1)
+			p := storage.FlowPolicy{RetryBudget: budget, Breaker: &storage.BreakerPolicy{Failures: 1, WindowMs: 10_000, CooldownMs: 1000, ReleaseRate: 2, ReleaseForMs: 1000}}
+			names := []string{"call"}
+			taken := len(flowClaim(t, s, "down", names, p, "a", 10, 1).Tasks) // the group's row
+			if err := s.SetBreaker(ctx, "down", true, 20); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.SetBreaker(ctx, "down", false, 1000); err != nil {
+				t.Fatal(err)
+			}
+			claimOne := func(now Millis) int {
+				t.Helper()
+				n := len(flowClaim(t, s, "down", names, p, "a", now, 100).Tasks)
+				if n > 1 {
+					t.Fatalf("the release let %d start at once at %d (%d of %d taken before)", n, now, taken, backlog)
+				}
+				taken += n
+				return n
+			}
+			for now := Millis(1000); now < 2000; now += 100 { // ReleaseFor
+				claimOne(now)
+			}
+			// 3 s past ReleaseFor, 18 of the backlog wait: the old rule
+			// started them all here.
+			if n := claimOne(5000); n != 1 {
+				t.Fatalf("3 s after ReleaseFor, with the backlog waiting, took %d, want 1 (a full bucket of one)", n)
+			}
+			in2s := 0
+			for now := Millis(5100); now <= 7000; now += 100 {
+				in2s += claimOne(now)
+			}
+			if in2s < 3 || in2s > 4 {
+				t.Fatalf("2 s of claims after ReleaseFor took %d, want 4 at 2/s", in2s)
+			}
+			now := Millis(7000)
+			for i := 0; taken < backlog; i++ {
+				if i > 100 {
+					t.Fatalf("the backlog did not drain at 2/s: %d of %d taken by %d", taken, backlog, now)
+				}
+				now += 500
+				claimOne(now)
+			}
+			// Drained: tasks due after the close are not held by the release.
+			pendingTasks(t, s, "call", 5, now)
+			if got := flowClaim(t, s, "down", names, p, "a", now+10, 100).Tasks; len(got) != 5 {
+				t.Fatalf("after the backlog drained, 5 tasks due after the close: took %d, want all 5", len(got))
+			}
+		})
 	}
 }
 
