@@ -40,10 +40,22 @@ func TestGaleraDatabaseOnEveryNode(t *testing.T) {
 	}
 	var ids []int64
 	for node := 1; node <= g.Nodes(); node++ {
-		res, err := dbs[node].ExecContext(ctx, "INSERT INTO t (node) VALUES (?)", node)
+		// The CREATE TABLE returned on node 1 once node 1 applied it; the
+		// other nodes apply it in the same total order, maybe a moment
+		// later: wsrep_sync_wait (INSERT is bit 4) makes the insert wait
+		// until this node has applied what the cluster committed before it.
+		conn, err := dbs[node].Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.ExecContext(ctx, "SET SESSION wsrep_sync_wait = 7"); err != nil {
+			t.Fatal(err)
+		}
+		res, err := conn.ExecContext(ctx, "INSERT INTO t (node) VALUES (?)", node)
 		if err != nil {
 			t.Fatalf("insert through node %d: %v", node, err)
 		}
+		conn.Close()
 		id, _ := res.LastInsertId()
 		ids = append(ids, id)
 	}
