@@ -168,6 +168,12 @@ func (r *Rescuer) rescue(ctx context.Context) int {
 			return rescued
 		}
 		for _, t := range tasks {
+			// Asked again before each write: an outage may have begun
+			// and ended since the loop asked (or during the read), and
+			// the lease read as expired may only have missed renewals.
+			if !r.cfg.Leading() || !r.Settled() {
+				return rescued
+			}
 			if r.rescueOne(ctx, t, now) {
 				rescued++
 			}

@@ -141,6 +141,40 @@ func TestRescuerWaitsForTheDatabaseToSettle(t *testing.T) {
 	})
 }
 
+// An outage that begins and ends between the loop's look at the database
+// and the rescue's read (the read may even have waited through it) leaves
+// leases that only missed their renewals: the rescuer asks again before each
+// write, and rescues nothing until the database has settled.
+func TestRescuerAsksAgainBeforeEachRescue(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, st *storage.Store) {
+		expired := leasedTask("expired", storage.StateRunning, "gone", 1, time.Now().Add(-time.Second))
+		mustInsert(t, st, expired)
+		var looks atomic.Int32
+		upSince := func() (bool, time.Time) {
+			if looks.Add(1) == 1 {
+				return true, time.Time{} // the loop's look: no outage yet
+			}
+			return true, time.Now() // every later look: it has just ended
+		}
+		var log rescueLog
+		r := NewRescuer(st, RescuerConfig{Interval: 5 * time.Millisecond, Settle: time.Hour, UpSince: upSince, Policy: threeAttempts, Rescued: log.rescued})
+		if err := r.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		defer r.Stop(context.Background())
+		waitFor(t, 5*time.Second, "the rescuer to look 5 times", func() bool { return looks.Load() >= 5 })
+		if err := r.Stop(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := log.at(expired.ID); ok {
+			t.Fatal("rescued a lease read right after an outage, before the database settled")
+		}
+		if got := mustGet(t, st, expired.ID); got.State != storage.StateRunning || got.LeaseOwner != "gone" {
+			t.Fatalf("the lease was taken back: %s owner %q", got.State, got.LeaseOwner)
+		}
+	})
+}
+
 // Nothing is rescued while this instance does not hold the maintenance role.
 func TestRescuerOnlyWhileLeading(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, st *storage.Store) {
