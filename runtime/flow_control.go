@@ -228,6 +228,41 @@ type flowWakes struct {
 	// busy: the group's last gated claim here took tasks (the next one
 	// skips the read that spares an idle group its transaction).
 	busy map[string]bool
+	// grants: the end of this instance's slot grant per group, on the
+	// database's clock (storage/flow_grants.go); 0 or absent: none.
+	grants map[string]Millis
+}
+
+// Slot grants (storage/flow_grants.go): how long a grant lasts, and when
+// its holder stops using it.
+const (
+	// flowGrantFor is a grant's length. An operator's open, or a group
+	// nearing its cap, takes effect on a holder at its next renewal.
+	flowGrantFor = 3 * time.Second
+	// flowGrantRenew: a holder claims without the lock only while more than
+	// this is left of its grant; after that its claims are locked ones,
+	// each renewing the grant (about once a second while the group is
+	// busy). Other instances judge the grant's end on their own reading of
+	// the database's clock (clock.go refuses readings whose round trip is
+	// over a second), and a plain claim sent just before the holder stopped
+	// must have taken its rows by then: both fit in this margin.
+	flowGrantRenew = 2 * time.Second
+)
+
+// grant is the end of this instance's grant of group (0: none).
+func (w *flowWakes) grant(group string) Millis {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.grants[group]
+}
+
+func (w *flowWakes) setGrant(group string, until Millis) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.grants == nil {
+		w.grants = map[string]Millis{}
+	}
+	w.grants[group] = until
 }
 
 func (w *flowWakes) isBusy(group string) bool {
@@ -260,6 +295,28 @@ func (w *flowWakes) set(group string, at time.Time) {
 	w.next[group] = at
 }
 
+// claimGranted moves the groups this instance holds a live slot grant of
+// (storage/flow_grants.go) from groups to the plainly claimed names: their
+// tasks are claimed with the plain names' in one read, without the group's
+// lock (this instance's workers bound what it runs, and the grant reserves
+// them). Past flowGrantRenew before its end, a grant is left to the gated
+// claim, which renews it.
+func (rt *Runtime) claimGranted(names []string, groups []flowGroup, now time.Time) ([]string, []flowGroup) {
+	var gated []flowGroup
+	var granted []string
+	for _, g := range groups {
+		if g.policy.Grantable() && rt.flow.grant(g.name).Time().Sub(now) > flowGrantRenew {
+			granted = append(granted, g.names...)
+			continue
+		}
+		gated = append(gated, g)
+	}
+	if len(granted) > 0 {
+		names = slices.Sorted(slices.Values(append(slices.Clone(names), granted...)))
+	}
+	return names, gated
+}
+
 // claimFlow claims up to n tasks of the flow groups, each through its
 // gated claim, and schedules a poll for when a group may admit more.
 func (rt *Runtime) claimFlow(groups []flowGroup, n int, now time.Time) ([]*Task, error) {
@@ -271,14 +328,22 @@ func (rt *Runtime) claimFlow(groups []flowGroup, n int, now time.Time) ([]*Task,
 		if !rt.flow.due(g.name, now) {
 			continue
 		}
-		r, err := rt.store.ClaimFlow(rt.ctx, storage.FlowClaim{
+		c := storage.FlowClaim{
 			Group: g.name, Names: g.names, Policy: g.policy, Owner: rt.cfg.InstanceID,
 			Now: toMillis(now), LeaseUntil: toMillis(now.Add(rt.cfg.LeaseDuration)), Limit: n - len(out),
 			Busy: rt.flow.isBusy(g.name), Tenants: rt.cfg.Tenants,
-		})
+		}
+		if g.policy.Grantable() {
+			// This instance never runs more attempts at once than Workers.
+			c.GrantSlots, c.GrantUntil = rt.cfg.Workers, toMillis(now.Add(flowGrantFor))
+		}
+		r, err := rt.store.ClaimFlow(rt.ctx, c)
 		rt.flow.setBusy(g.name, err == nil && len(r.Tasks) > 0)
 		if err != nil {
 			return out, fmt.Errorf("flow group %s: %w", g.name, err)
+		}
+		if g.policy.Grantable() {
+			rt.flow.setGrant(g.name, r.GrantUntil)
 		}
 		// Skip the group until it may admit, for at most a poll interval (an
 		// operator's close, another instance's probe, take effect by then).

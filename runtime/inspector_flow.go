@@ -28,6 +28,18 @@ type FlowGroup struct {
 	// Tokens are the rate limit's bucket as last written.
 	Tokens  float64
 	Updated time.Time
+	// Grants are the live slot grants of the group's concurrency cap: the
+	// instances claiming its tasks without the group's lock while the cap
+	// is far from binding (docs/flow-control.md, "Slot grants").
+	Grants []FlowSlotGrant
+}
+
+// FlowSlotGrant is one instance's slot grant: it may run up to Slots of the
+// group's attempts (its workers) without the group's lock until Until.
+type FlowSlotGrant struct {
+	Instance string
+	Slots    int
+	Until    time.Time
 }
 
 // FlowGroups returns the state of every flow group, by name.
@@ -46,6 +58,11 @@ func (in *Inspector) FlowGroups(ctx context.Context) ([]FlowGroup, error) {
 		}
 		if r.UpdatedAt > 0 {
 			g.Updated = r.UpdatedAt.Time()
+		}
+		for _, gr := range r.FlowGrants() {
+			if gr.Until.Time().After(in.now()) {
+				g.Grants = append(g.Grants, FlowSlotGrant{Instance: gr.Owner, Slots: gr.Slots, Until: gr.Until.Time()})
+			}
 		}
 		out[i] = g
 	}

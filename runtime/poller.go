@@ -62,6 +62,7 @@ func (rt *Runtime) claimAvailable() {
 		}
 		now := rt.now()
 		names, groups := rt.splitFlow(rt.handlerNames())
+		names, groups = rt.claimGranted(names, groups, now)
 		tasks, err := rt.claimOwn(now, n, names) // instance_scope.go: by Config.TaskPriority
 		if err == nil && len(tasks) < n && rt.cfg.StealAfter > 0 {
 			// Spare workers: take tasks left overdue in other instances'

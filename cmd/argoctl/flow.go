@@ -62,13 +62,18 @@ type flowGroupJSON struct {
 	WindowFailed int      `json:"window_failed"`
 	Opened       int      `json:"opened"`
 	Tokens       float64  `json:"tokens"`
+	// Grants: instance → slots of its live slot grant.
+	Grants map[string]int `json:"grants"`
 }
 
 func flowJSON(groups []runtime.FlowGroup) any {
 	out := []flowGroupJSON{}
 	for _, g := range groups {
 		j := flowGroupJSON{Group: g.Group, Members: g.Members, Breaker: g.Breaker, CooldownMs: g.Cooldown.Milliseconds(),
-			WindowOK: g.WindowOK, WindowFailed: g.WindowFailed, Opened: g.Opened, Tokens: g.Tokens}
+			WindowOK: g.WindowOK, WindowFailed: g.WindowFailed, Opened: g.Opened, Tokens: g.Tokens, Grants: map[string]int{}}
+		for _, gr := range g.Grants {
+			j.Grants[gr.Instance] = gr.Slots
+		}
 		if !g.Until.IsZero() {
 			s := g.Until.UTC().Format(time.RFC3339Nano)
 			j.Until = &s
@@ -84,13 +89,17 @@ func writeFlow(e *env, groups []runtime.FlowGroup) {
 		return
 	}
 	w := newTable(e.stdout)
-	fmt.Fprintln(w, "GROUP\tBREAKER\tUNTIL\tWINDOW OK/FAILED\tOPENED\tMEMBERS")
+	fmt.Fprintln(w, "GROUP\tBREAKER\tUNTIL\tWINDOW OK/FAILED\tOPENED\tGRANTED\tMEMBERS")
 	for _, g := range groups {
 		until := "-"
 		if !g.Until.IsZero() {
 			until = g.Until.UTC().Format("01-02 15:04:05")
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%d/%d\t%d\t%s\n", g.Group, g.Breaker, until, g.WindowOK, g.WindowFailed, g.Opened, strings.Join(g.Members, ","))
+		granted := 0
+		for _, gr := range g.Grants {
+			granted += gr.Slots
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d/%d\t%d\t%d slots, %d instances\t%s\n", g.Group, g.Breaker, until, g.WindowOK, g.WindowFailed, g.Opened, granted, len(g.Grants), strings.Join(g.Members, ","))
 	}
 	w.Flush()
 }

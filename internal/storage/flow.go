@@ -56,6 +56,10 @@ type FlowClaim struct {
 	// Tenants, if set, limits the claim to tasks of these tenants; nil:
 	// every tenant (instance_scope.go).
 	Tenants []string
+	// GrantSlots, if above 0, asks for a slot grant of that many slots (the
+	// instance's workers) until GrantUntil (flow_grants.go).
+	GrantSlots int
+	GrantUntil Millis
 }
 
 // FlowClaimResult is what a gated claim took, and when to try again.
@@ -66,6 +70,11 @@ type FlowClaimResult struct {
 	WakeAt Millis
 	// Breaker is the group's breaker after the claim.
 	Breaker BreakerState
+	// GrantUntil is the end of the slot grant the claim gave: 0 for none
+	// (the owner's earlier grant, if any, was dropped), and also when the
+	// claim found nothing due (it did not count the running rows; the
+	// row's grant, if any, is left to run out).
+	GrantUntil Millis
 }
 
 // ErrFlowGroupUnknown is returned by SetBreaker for a group no instance
@@ -170,9 +179,12 @@ func (s *Store) ClaimFlow(ctx context.Context, c FlowClaim) (FlowClaimResult, er
 				return err
 			}
 			oldestDue = OldestDue(cands)
-			admit, probe, out.WakeAt = st.Admit(c.Policy, c.Now, len(cands), running, oldestDue)
+			admit, probe, out.WakeAt = st.Admit(c.Policy, c.Now, len(cands), running+st.grantedSlots(c.Owner, c.Now), oldestDue)
 			if attempts, err = takeRead(cands[:admit]); err != nil {
 				return err
+			}
+			if len(cands) > 0 { // else running was not counted
+				out.GrantUntil = st.decideGrant(c, running)
 			}
 		} else {
 			running := 0
@@ -182,6 +194,8 @@ func (s *Store) ClaimFlow(ctx context.Context, c FlowClaim) (FlowClaimResult, er
 				if err := tx.GetContext(ctx, &running, s.sql.FlowRunning(len(members)), args...); err != nil {
 					return err
 				}
+				out.GrantUntil = st.decideGrant(c, running) // a retry budget: none, and its own dropped
+				running += st.grantedSlots(c.Owner, c.Now)
 			}
 			if c.Policy.releaseNeedsBacklog(st, c.Now) {
 				// Past ReleaseFor, the release lasts while the backlog does:
@@ -268,6 +282,7 @@ func (s *Store) SetBreaker(ctx context.Context, group string, open bool, now Mil
 		if open {
 			st.Breaker, st.BreakerUntil, st.ProbeTask = BreakerForcedOpen, 0, 0
 			st.OpenedCount++
+			st.Grants = "" // holders stop at their next renewal (flow_grants.go)
 		} else {
 			st.close(now)
 		}

@@ -144,7 +144,11 @@ func (s *Store) claimFlowBatched(ctx context.Context, fb FlowBatcher, c FlowClai
 		running = cands[i].Running
 		oldestDue = earlierDue(oldestDue, cands[i].ExecuteTime)
 	}
-	admit, probe, wakeAt := st.Admit(c.Policy, c.Now, len(cands), running, oldestDue)
+	admit, probe, wakeAt := st.Admit(c.Policy, c.Now, len(cands), running+st.grantedSlots(c.Owner, c.Now), oldestDue)
+	var grantUntil Millis
+	if len(cands) > 0 { // else running was not counted
+		grantUntil = st.decideGrant(c, running)
+	}
 	attempts := make([]*Task, admit)
 	for i := range admit {
 		attempts[i] = &cands[i].Task
@@ -185,5 +189,5 @@ func (s *Store) claimFlowBatched(ctx context.Context, fb FlowBatcher, c FlowClai
 			return out, false, err
 		}
 	}
-	return FlowClaimResult{Tasks: took, WakeAt: wakeAt, Breaker: st.Breaker}, true, nil
+	return FlowClaimResult{Tasks: took, WakeAt: wakeAt, Breaker: st.Breaker, GrantUntil: grantUntil}, true, nil
 }

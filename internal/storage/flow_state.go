@@ -68,13 +68,15 @@ type FlowState struct {
 	BudgetStart   Millis `db:"budget_start"`
 	BudgetFirsts  int    `db:"budget_firsts"`
 	BudgetRetries int    `db:"budget_retries"`
+	// Grants are the cap's slot grants (flow_grants.go), one per line.
+	Grants string `db:"grants"`
 }
 
 // flowWriteArgs are the arguments of Statements.FlowWrite.
 func (st *FlowState) flowWriteArgs() []any {
 	return []any{st.Members, st.Tokens, st.RefilledAt, st.Breaker, st.BreakerUntil, st.CooldownMs, st.ProbeTask,
 		st.WindowStart, st.WindowOK, st.WindowFailed, st.ClosedAt, st.OpenedCount, st.UpdatedAt,
-		st.BudgetStart, st.BudgetFirsts, st.BudgetRetries, st.Group}
+		st.BudgetStart, st.BudgetFirsts, st.BudgetRetries, st.Grants, st.Group}
 }
 
 // FlowPolicy is what a group enforces. The zero value enforces nothing

@@ -154,7 +154,7 @@ type Statements struct {
 	// FinishedSince reads n, dead of tasks finished since: argument since.
 	FinishedSince string
 
-	// FlowLockRead reads FlowColumns and FlowBudgetColumns of one group,
+	// FlowLockRead reads FlowColumns, FlowBudgetColumns and FlowGrantColumns of one group,
 	// locking its row until the transaction ends (SQLite: the transaction
 	// holds the file's write lock already): argument group_name. Every such
 	// transaction that changes anything (a claim that took tasks) ends with
@@ -167,10 +167,10 @@ type Statements struct {
 	// FlowWrite writes a group's state: arguments members, tokens,
 	// refilled_at, breaker_state, breaker_until, cooldown_ms, probe_task,
 	// window_start, window_ok, window_failed, closed_at, opened_count,
-	// updated_at, budget_start, budget_firsts, budget_retries, then
-	// group_name.
+	// updated_at, budget_start, budget_firsts, budget_retries, grants,
+	// then group_name.
 	FlowWrite string
-	// FlowGroups reads FlowColumns and FlowBudgetColumns of every group, by
+	// FlowGroups reads FlowColumns, FlowBudgetColumns and FlowGrantColumns of every group, by
 	// name.
 	FlowGroups string
 	// FlowRunning counts the running rows of n task names: the n names.

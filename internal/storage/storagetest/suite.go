@@ -90,6 +90,7 @@ func areas() []struct {
 		{"Operator", operatorCases()},
 		{"GroupCommit", groupCommitCases()},
 		{"Flow", flowCases()},
+		{"FlowGrants", flowGrantCases()},
 		{"Tenants", tenantCases()},
 		{"Dependencies", dependencyCases()},
 		{"Order", orderCases()},

@@ -1,0 +1,1 @@
+ALTER TABLE argo_flow DROP COLUMN grants;
