@@ -339,11 +339,14 @@ func (rt *Runtime) claimFlow(groups []flowGroup, n int, now time.Time) ([]*Task,
 		}
 		r, err := rt.store.ClaimFlow(rt.ctx, c)
 		rt.flow.setBusy(g.name, err == nil && len(r.Tasks) > 0)
+		if g.policy.Grantable() {
+			// A failed claim ends the grant here too: its commit may have
+			// dropped the grant in the row (an unknown outcome), and the
+			// others then no longer count it.
+			rt.flow.setGrant(g.name, r.GrantUntil)
+		}
 		if err != nil {
 			return out, fmt.Errorf("flow group %s: %w", g.name, err)
-		}
-		if g.policy.Grantable() {
-			rt.flow.setGrant(g.name, r.GrantUntil)
 		}
 		// Skip the group until it may admit, for at most a poll interval (an
 		// operator's close, another instance's probe, take effect by then).

@@ -84,3 +84,34 @@ func TestFlowCapWithSlotGrants(t *testing.T) {
 		})
 	})
 }
+
+// A gated claim that fails ends this instance's grant at once: its commit
+// may have dropped the grant in the group's row (an outcome unknown to the
+// caller), after which the other instances no longer count it, so claiming
+// on under it would overrun the cap.
+func TestFlowGrantEndsWhenItsClaimFails(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		def := &TaskDef{Name: "flow.renew", Policy: fastPolicy(3), Flow: &FlowControl{Group: "renewed", Limit: 100},
+			Run: func(context.Context, []byte) error { return nil }}
+		rt := startRuntime(t, testConfig(dsn))
+		if err := rt.Register(def); err != nil {
+			t.Fatal(err)
+		}
+		_, groups := rt.splitFlow([]string{def.Name})
+		if len(groups) != 1 || !groups[0].policy.Grantable() {
+			t.Fatalf("groups %+v: want one group that takes grants", groups)
+		}
+		db, _ := openDB(t, dsn)
+		if _, err := db.Exec("ALTER TABLE argo_flow RENAME TO argo_flow_gone"); err != nil {
+			t.Fatal(err)
+		}
+		rt.flow.setGrant("renewed", toMillis(rt.now().Add(time.Hour)))
+		rt.flow.setBusy("renewed", true) // straight to the transaction
+		if _, err := rt.claimFlow(groups, 4, rt.now()); err == nil {
+			t.Fatal("the gated claim succeeded without its table")
+		}
+		if until := rt.flow.grant("renewed"); until != 0 {
+			t.Fatalf("after a failed claim this instance still holds its grant until %s", until.Time())
+		}
+	})
+}
