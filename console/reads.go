@@ -98,6 +98,11 @@ type breakerRow struct {
 	Until   time.Time `json:"until,omitzero"`
 	OK      int       `json:"window_ok"`
 	Failed  int       `json:"window_failed"`
+	// Granted are the cap's slots granted to instances claiming without
+	// the group's lock (docs/flow-control.md, "Slot grants"), and to how
+	// many.
+	Granted  int `json:"granted_slots"`
+	Grantees int `json:"granted_instances"`
 }
 
 // readOverview reads the overview over the window before now, counting
@@ -161,7 +166,11 @@ func readOverview(ctx context.Context, in *runtime.Inspector, now time.Time, win
 		return nil, err
 	}
 	for _, g := range groups {
-		d.Breakers = append(d.Breakers, breakerRow{Group: g.Group, Members: g.Members, Breaker: g.Breaker, Until: g.Until, OK: g.WindowOK, Failed: g.WindowFailed})
+		row := breakerRow{Group: g.Group, Members: g.Members, Breaker: g.Breaker, Until: g.Until, OK: g.WindowOK, Failed: g.WindowFailed, Grantees: len(g.Grants)}
+		for _, gr := range g.Grants {
+			row.Granted += gr.Slots
+		}
+		d.Breakers = append(d.Breakers, row)
 	}
 	return d, nil
 }

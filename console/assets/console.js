@@ -186,8 +186,8 @@
     }
     var breakers = byId("breakers");
     var breakerCSRF = breakers ? breakers.getAttribute("data-csrf") : null;
-    fillTable("breakers", d.breakers, breakerCSRF ? 6 : 5, "no flow group", function (b) {
-      var cells = [el("td", b.group), el("td", (b.members || []).join(", ")), el("td", b.breaker, "breaker-" + b.breaker), el("td", fmtISO(b.until)), el("td", b.window_ok + " / " + b.window_failed, "num")];
+    fillTable("breakers", d.breakers, breakerCSRF ? 7 : 6, "no flow group", function (b) {
+      var cells = [el("td", b.group), el("td", (b.members || []).join(", ")), el("td", b.breaker, "breaker-" + b.breaker), el("td", fmtISO(b.until)), el("td", b.window_ok + " / " + b.window_failed, "num"), el("td", b.granted_slots + " (" + b.granted_instances + " instances)", "num")];
       if (breakerCSRF) {
         var td = el("td", null, "breaker-actions");
         td.appendChild(breakerForm(b.group, "open", "Open", breakerCSRF));
