@@ -57,6 +57,13 @@ type Options struct {
 	// Bucket is the width of one point of the overview's charts. Default
 	// DefaultBucket.
 	Bucket time.Duration
+	// OverviewMaxAge is how long one read of the overview serves every
+	// page and tab that asks (each open overview refreshes it every
+	// RefreshInterval, and on a large table one read costs a few hundred
+	// milliseconds of the database); any action taken through the console
+	// forgets it. Default DefaultOverviewMaxAge; negative: read it for
+	// every request.
+	OverviewMaxAge time.Duration
 }
 
 // Defaults of Options.
@@ -70,6 +77,8 @@ const (
 	DefaultBulkCap    = 10000
 	DefaultWindow     = 6 * time.Hour
 	DefaultBucket     = 10 * time.Minute
+	// DefaultOverviewMaxAge is Options.OverviewMaxAge's default.
+	DefaultOverviewMaxAge = 2 * time.Second
 	// MinCSRFKeyLen is the shortest Options.CSRFKey accepted.
 	MinCSRFKeyLen = 32
 	// MaxFormBytes bounds the body of a POST.
@@ -80,9 +89,10 @@ const (
 
 // console is the handler New returns.
 type console struct {
-	opts Options
-	csrf csrfSigner
-	mux  *http.ServeMux
+	opts      Options
+	csrf      csrfSigner
+	mux       *http.ServeMux
+	overviews overviewCache
 }
 
 // New returns the console's handler. Mount it with http.StripPrefix: its
@@ -97,6 +107,9 @@ func New(opts Options) (http.Handler, error) {
 	}
 	if opts.PageSize == 0 {
 		opts.PageSize = DefaultPageSize
+	}
+	if opts.OverviewMaxAge == 0 {
+		opts.OverviewMaxAge = DefaultOverviewMaxAge
 	}
 	if opts.PageSize < 1 || opts.PageSize > MaxPageSize {
 		return nil, errors.New("console: Options.PageSize must be between 1 and MaxPageSize (500)")
@@ -185,6 +198,12 @@ func (c *console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "403 forbidden: the form's CSRF token is missing or wrong (reload the page and try again)", http.StatusForbidden)
 			return
 		}
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		// The action changes what the overview shows: the page it
+		// redirects to must not be served from before it.
+		c.overviews.forget()
+		defer c.overviews.forget()
 	}
 	c.mux.ServeHTTP(w, r.WithContext(withOperator(r.Context(), op)))
 }
