@@ -2,7 +2,6 @@ package console
 
 import (
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -19,10 +18,10 @@ var breakerActions = map[string]struct {
 	do    func(in *runtime.Inspector, r *http.Request, group string) error
 }{
 	"open": {"breaker-opened", func(in *runtime.Inspector, r *http.Request, group string) error {
-		return in.OpenBreaker(r.Context(), group)
+		return in.OpenBreaker(r.Context(), group, r.PostForm.Get("reason"))
 	}},
 	"close": {"breaker-closed", func(in *runtime.Inspector, r *http.Request, group string) error {
-		return in.CloseBreaker(r.Context(), group)
+		return in.CloseBreaker(r.Context(), group, r.PostForm.Get("reason"))
 	}},
 }
 
@@ -36,8 +35,8 @@ var breakerFlashes = map[string]string{
 // breakerAction is POST ./breakers/{group}/{action}: opens or closes a
 // flow group's breaker by hand (Inspector.OpenBreaker, CloseBreaker), as
 // `argoctl flow open|close GROUP` does, then redirects to the overview
-// with a flash. The operator trail records actions on tasks only, so the
-// operator, group and action are logged (log/slog, the default logger).
+// with a flash. The operator (and the form's optional reason) go into the
+// group's operator trail (Inspector.FlowTrail).
 func (c *console) breakerAction(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("action")
 	a, ok := breakerActions[name]
@@ -56,7 +55,6 @@ func (c *console) breakerAction(w http.ResponseWriter, r *http.Request) error {
 	if err := a.do(in, r, group); err != nil {
 		return &httpError{http.StatusConflict, "breaker " + name + " of flow group " + strconv.Quote(group) + " refused: " + err.Error()}
 	}
-	slog.InfoContext(r.Context(), "argo console: flow breaker set by hand", "operator", in.Operator, "group", group, "action", name)
 	w.Header().Set("Location", "../../?flash="+a.flash+"&group="+url.QueryEscape(group))
 	w.WriteHeader(http.StatusSeeOther)
 	return nil

@@ -69,8 +69,9 @@ func breakerFormAction(t *testing.T, body, group, verb string) string {
 }
 
 // TestBreakerOpenClose: the overview's breaker forms open then close a
-// flow group's breaker in the database, each redirecting to the overview,
-// which says what happened.
+// flow group's breaker in the database, each recorded in the group's trail
+// with the operator and the form's reason, each redirecting to the
+// overview, which says what happened.
 func TestBreakerOpenClose(t *testing.T) {
 	backends(t, func(t *testing.T, e *env) {
 		addFlowGroup(t, e, printerGroup)
@@ -86,9 +87,16 @@ func TestBreakerOpenClose(t *testing.T) {
 			if target != "/breakers/printer/"+step.verb {
 				t.Errorf("form.breaker-%s posts to %q", step.verb, target)
 			}
-			r := post(t, h, target, "alice", url.Values{})
+			r := post(t, h, target, "alice", url.Values{"reason": {"by the " + step.verb + " test"}})
 			if r.status != http.StatusSeeOther {
 				t.Fatalf("POST %s: %d\n%s", target, r.status, r.body)
+			}
+			trail, err := e.in.FlowTrail(context.Background(), printerGroup)
+			if err != nil || len(trail) == 0 {
+				t.Fatalf("trail after %s: %+v, %v", step.verb, trail, err)
+			}
+			if last := trail[len(trail)-1]; last.Action != "breaker_"+step.verb || last.Operator != "alice" || last.Reason != "by the "+step.verb+" test" {
+				t.Fatalf("trail after %s ends with %+v, want breaker_%s by alice with the form's reason", step.verb, last, step.verb)
 			}
 			if got := e.breaker(printerGroup); got != step.state {
 				t.Fatalf("after %s the breaker is %q, want %q", step.verb, got, step.state)

@@ -46,7 +46,7 @@ func TestFlowBreakerGauge(t *testing.T) {
 `), "argo_flow_breaker_open"); err != nil {
 				t.Fatal(err)
 			}
-			if err := in.OpenBreaker(ctx, "printer"); err != nil {
+			if err := in.OpenBreaker(ctx, "printer", ""); err != nil {
 				t.Fatal(err)
 			}
 			if err := testutil.GatherAndCompare(reg, strings.NewReader(help+`argo_flow_breaker_open{group="printer",state="forced-open"} 1

@@ -69,16 +69,25 @@ func (in *Inspector) FlowGroups(ctx context.Context) ([]FlowGroup, error) {
 	return out, nil
 }
 
-// OpenBreaker opens a flow group's breaker by hand: no attempt of the
-// group starts on any instance (its tasks wait, without using attempts)
-// until CloseBreaker. The group must exist (an instance running one of its
-// tasks has claimed once).
-func (in *Inspector) OpenBreaker(ctx context.Context, group string) error {
-	return in.store.SetBreaker(ctx, group, true, storage.ToMillis(in.now()))
+// OpenBreaker opens a flow group's breaker by hand, as in.Operator, with
+// an optional reason (both recorded: FlowTrail): no attempt of the group
+// starts on any instance (its tasks wait, without using attempts) until
+// CloseBreaker. The group must exist (an instance running one of its tasks
+// has claimed once).
+func (in *Inspector) OpenBreaker(ctx context.Context, group, reason string) error {
+	return in.store.SetBreaker(ctx, group, true, in.operator(), reason, storage.ToMillis(in.now()))
 }
 
-// CloseBreaker closes a flow group's breaker by hand; the waiting tasks are
+// CloseBreaker closes a flow group's breaker by hand, as in.Operator, with
+// an optional reason (both recorded: FlowTrail); the waiting tasks are
 // released at the breaker's release rate, as after a successful probe.
-func (in *Inspector) CloseBreaker(ctx context.Context, group string) error {
-	return in.store.SetBreaker(ctx, group, false, storage.ToMillis(in.now()))
+func (in *Inspector) CloseBreaker(ctx context.Context, group, reason string) error {
+	return in.store.SetBreaker(ctx, group, false, in.operator(), reason, storage.ToMillis(in.now()))
+}
+
+// FlowTrail returns the operator trail of a flow group, oldest first: each
+// time its breaker was opened or closed by hand (ActionBreakerOpen,
+// ActionBreakerClose), with who, when and why.
+func (in *Inspector) FlowTrail(ctx context.Context, group string) ([]OperatorAction, error) {
+	return in.store.FlowActions(ctx, group)
 }

@@ -27,6 +27,8 @@ const (
 	ActionDiscardReject  = storage.ActionDiscardReject
 	ActionForceFail      = storage.ActionForceFail
 	ActionRunNow         = storage.ActionRunNow
+	ActionBreakerOpen    = storage.ActionBreakerOpen
+	ActionBreakerClose   = storage.ActionBreakerClose
 )
 
 // Errors of the operators' changes.

@@ -9,10 +9,12 @@ import (
 	"github.com/argo-retry/argo/runtime"
 )
 
-// cmdFlow lists the flow groups (docs/flow-control.md), or opens or closes
-// one's circuit breaker by hand: argoctl flow [open|close GROUP].
+// cmdFlow lists the flow groups (docs/flow-control.md), opens or closes
+// one's circuit breaker by hand, or shows who did so: argoctl flow
+// [open|close|trail GROUP] [-reason R].
 func cmdFlow(e *env, args []string) error {
 	fs := newFlagSet("flow")
+	reason := fs.String("reason", "", "open, close: why (optional; recorded with who and when in the group's trail, shown by argoctl flow trail GROUP)")
 	pos, err := parse(e, fs, args)
 	if err != nil {
 		return err
@@ -30,15 +32,18 @@ func cmdFlow(e *env, args []string) error {
 			return nil
 		})
 	}
-	if len(pos) != 2 || (pos[0] != "open" && pos[0] != "close") {
-		return usagef("flow: want no arguments (list the groups), or open GROUP, or close GROUP; got %q", strings.Join(pos, " "))
+	if len(pos) != 2 || (pos[0] != "open" && pos[0] != "close" && pos[0] != "trail") {
+		return usagef("flow: want no arguments (list the groups), or open GROUP, close GROUP or trail GROUP; got %q", strings.Join(pos, " "))
+	}
+	if pos[0] == "trail" {
+		return withDB(e, func(ctx context.Context, in *runtime.Inspector) error { return writeFlowTrail(ctx, e, in, pos[1]) })
 	}
 	open, group := pos[0] == "open", pos[1]
 	return withDB(e, func(ctx context.Context, in *runtime.Inspector) error {
 		if open {
-			err = in.OpenBreaker(ctx, group)
+			err = in.OpenBreaker(ctx, group, *reason)
 		} else {
-			err = in.CloseBreaker(ctx, group)
+			err = in.CloseBreaker(ctx, group, *reason)
 		}
 		if err != nil {
 			return err
@@ -102,4 +107,31 @@ func writeFlow(e *env, groups []runtime.FlowGroup) {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%d/%d\t%d\t%d slots, %d instances\t%s\n", g.Group, g.Breaker, until, g.WindowOK, g.WindowFailed, g.Opened, granted, len(g.Grants), strings.Join(g.Members, ","))
 	}
 	w.Flush()
+}
+
+// writeFlowTrail prints the operator trail of a flow group: its breaker
+// opened and closed by hand, oldest first.
+func writeFlowTrail(ctx context.Context, e *env, in *runtime.Inspector, group string) error {
+	trail, err := in.FlowTrail(ctx, group)
+	if err != nil {
+		return err
+	}
+	if e.json() {
+		out := []map[string]any{}
+		for _, a := range trail {
+			out = append(out, map[string]any{"action": a.Action, "operator": a.Operator, "reason": a.Reason, "at": a.At.Time().UTC().Format(time.RFC3339Nano)})
+		}
+		return writeJSON(e.stdout, map[string]any{"group": group, "trail": out})
+	}
+	if len(trail) == 0 {
+		fmt.Fprintf(e.stdout, "flow group %s: no breaker action by hand recorded\n", group)
+		return nil
+	}
+	w := newTable(e.stdout)
+	fmt.Fprintln(w, "AT\tACTION\tOPERATOR\tREASON")
+	for _, a := range trail {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", a.At.Time().UTC().Format(time.RFC3339), a.Action, a.Operator, oneLineText(a.Reason))
+	}
+	w.Flush()
+	return nil
 }

@@ -37,8 +37,9 @@ commands:
   discard-reject  ID... [-reason TEXT]      reject another operator's discard request
   force-fail ID... -reason TEXT             send retrying tasks to the dead letter now
   run      ID... [-reason TEXT]             make pending or retrying tasks due now
-  flow     [open|close GROUP]                flow groups (limit=, rate=, breaker=) and their breakers;
-                                             open/close a group's breaker by hand (docs/flow-control.md)
+  flow     [open|close|trail GROUP]          flow groups (limit=, rate=, breaker=) and their breakers;
+                                             open/close a group's breaker by hand (-reason), and
+                                             who did so when (docs/flow-control.md)
   serve    [-listen 127.0.0.1:8080] [-write] [-auth-basic USER:PW,…] [-auth-bearer TOKEN]
            [-require-discard-approval] [-trace-url URL]
                                              the operator console in a browser (docs/console.md); read-only

@@ -266,12 +266,24 @@ func (s *Store) FlowOutcome(ctx context.Context, group string, p FlowPolicy, tas
 	return state, err
 }
 
-// SetBreaker opens (open) or closes a group's breaker by hand. An
-// operator's open holds until an operator closes it; closing starts the
-// bounded release as a probe's success would.
-func (s *Store) SetBreaker(ctx context.Context, group string, open bool, now Millis) error {
+// SetBreaker opens (open) or closes a group's breaker by hand, as operator
+// who, with an optional reason, and records it in the operator trail
+// (FlowActions) in the same transaction. An operator's open holds until an
+// operator closes it; closing starts the bounded release as a probe's
+// success would.
+func (s *Store) SetBreaker(ctx context.Context, group string, open bool, who, reason string, now Millis) error {
 	if strings.TrimSpace(group) == "" {
 		return errors.New("argo: a flow group name is needed (argoctl flow lists them)")
+	}
+	if strings.TrimSpace(who) == "" {
+		return ErrNoOperator
+	}
+	if err := CheckOperatorText("reason", reason); err != nil {
+		return err
+	}
+	action := ActionBreakerClose
+	if open {
+		action = ActionBreakerOpen
 	}
 	return s.writeIso(ctx, sql.LevelReadCommitted, func(tx *sqlx.Tx) error {
 		st, err := s.lockFlow(ctx, tx, group, false)
@@ -286,9 +298,22 @@ func (s *Store) SetBreaker(ctx context.Context, group string, open bool, now Mil
 		} else {
 			st.close(now)
 		}
-		_, err = tx.ExecContext(ctx, s.sql.FlowWrite, st.flowWriteArgs()...)
+		if _, err = tx.ExecContext(ctx, s.sql.FlowWrite, st.flowWriteArgs()...); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, s.sql.InsertGroupAction, action, operatorName(who), SanitizeErrorText(reason), now, group)
 		return err
 	})
+}
+
+// FlowActions reads the operator trail of flow group group (its breaker
+// opened and closed by hand), oldest first.
+func (s *Store) FlowActions(ctx context.Context, group string) ([]OperatorAction, error) {
+	var out []OperatorAction
+	if err := s.db.SelectContext(ctx, &out, s.sql.GroupActions, group); err != nil {
+		return nil, fmt.Errorf("argo: operator trail of flow group %q: %w", group, err)
+	}
+	return out, nil
 }
 
 // FlowGroups reads the state of every flow group, by name.

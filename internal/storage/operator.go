@@ -21,6 +21,8 @@ const (
 	ActionDiscardReject  = "discard_reject"  // the second operator rejected: the task is untouched
 	ActionForceFail      = "force_fail"      // a retrying task sent to the dead letter
 	ActionRunNow         = "run_now"         // a waiting task made due now
+	ActionBreakerOpen    = "breaker_open"    // a flow group's breaker opened by hand (task_pk 0, Group)
+	ActionBreakerClose   = "breaker_close"   // a flow group's breaker closed by hand (task_pk 0, Group)
 )
 
 // The decisions of a discard request (argo_discard_request.decision).
@@ -39,6 +41,9 @@ type OperatorAction struct {
 	Reason    string        `db:"reason" json:"reason"`
 	At        Millis        `db:"at" json:"at"`
 	OtherTask sql.NullInt64 `db:"other_task" json:"-"`
+	// Group is the flow group of a breaker action (task_pk 0); "" for a
+	// task's action.
+	Group string `db:"flow_group" json:"flow_group,omitempty"`
 }
 
 // DiscardRequest is a discard asked for by one operator, open until a

@@ -222,6 +222,12 @@ type Statements struct {
 	// OperatorActions reads a task's trail (id, task_pk, action, operator,
 	// reason, at, other_task), oldest first: argument task_pk.
 	OperatorActions string
+	// InsertGroupAction writes one record of a flow group's trail (task_pk
+	// 0): arguments action, operator, reason, at, flow_group.
+	InsertGroupAction string
+	// GroupActions reads a flow group's trail (the columns of
+	// OperatorActions and flow_group), oldest first: argument flow_group.
+	GroupActions string
 	// InsertDiscardRequest opens a discard request for a discardable row
 	// not requeued: arguments task_pk, requested_by, reason, requested_at,
 	// then id.

@@ -39,5 +39,6 @@ func init() {
 	}
 	statements.SchemaProbes = append(statements.SchemaProbes, storage.SchemaProbe{Migration: "000006_flow_control.up.sql", Query: "SELECT " + storage.FlowColumns + " FROM argo_flow WHERE 1=0"},
 		storage.SchemaProbe{Migration: "000010_retry_budget.up.sql", Query: "SELECT " + storage.FlowBudgetColumns + " FROM argo_flow WHERE 1=0"},
-		storage.SchemaProbe{Migration: "000013_flow_grants.up.sql", Query: "SELECT grants FROM argo_flow WHERE 1=0"})
+		storage.SchemaProbe{Migration: "000013_flow_grants.up.sql", Query: "SELECT grants FROM argo_flow WHERE 1=0"},
+		storage.SchemaProbe{Migration: "000014_breaker_trail.up.sql", Query: "SELECT flow_group FROM argo_operator_action WHERE 1=0"})
 }

@@ -217,6 +217,8 @@ var statements = &storage.Statements{
 
 	InsertOperatorAction: "INSERT INTO argo_operator_action (task_pk, action, operator, reason, at, other_task) VALUES (?, ?, ?, ?, ?, ?)",
 	OperatorActions:      "SELECT " + operatorActionColumns + " FROM argo_operator_action WHERE task_pk = ? ORDER BY id",
+	InsertGroupAction:    "INSERT INTO argo_operator_action (task_pk, action, operator, reason, at, flow_group) VALUES (0, ?, ?, ?, ?, ?)",
+	GroupActions:         "SELECT " + operatorActionColumns + ", flow_group FROM argo_operator_action WHERE flow_group = ? ORDER BY id",
 	InsertDiscardRequest: "INSERT INTO argo_discard_request (task_pk, pending_task, requested_by, reason, requested_at, decision_reason)" +
 		" SELECT id, id, ?, ?, ?, '' FROM argo_task WHERE id = ? AND task_status IN " + discardable + " AND requeued_to IS NULL",
 	OpenDiscardRequest:   "SELECT id, task_pk, requested_by, reason, requested_at FROM argo_discard_request WHERE pending_task = ? FOR UPDATE",

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -26,6 +27,7 @@ func flowCases() []testCase {
 		{"BreakerProbeLost", flowProbeLost},
 		{"BreakerReleaseOutlastsBacklog", flowReleaseOutlastsBacklog},
 		{"OperatorOpensAndCloses", flowOperator},
+		{"BreakerByHandRecordedInTrail", flowOperatorTrail},
 		{"TakeSkipsCandidateChangedSinceRead", flowTakeFence},
 		{"RetryBudgetBoundsRetriesByFirstAttempts", flowRetryBudget},
 		{"RetryBudgetCountsClaimsOutOfOrder", flowRetryBudgetClaimsOutOfOrder},
@@ -309,10 +311,10 @@ func flowReleaseOutlastsBacklog(t *testing.T, e Engine) {
 			p := storage.FlowPolicy{RetryBudget: budget, Breaker: &storage.BreakerPolicy{Failures: 1, WindowMs: 10_000, CooldownMs: 1000, ReleaseRate: 2, ReleaseForMs: 1000}}
 			names := []string{"call"}
 			taken := len(flowClaim(t, s, "down", names, p, "a", 10, 1).Tasks) // the group's row
-			if err := s.SetBreaker(ctx, "down", true, 20); err != nil {
+			if err := s.SetBreaker(ctx, "down", true, "op", "", 20); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.SetBreaker(ctx, "down", false, 1000); err != nil {
+			if err := s.SetBreaker(ctx, "down", false, "op", "", 1000); err != nil {
 				t.Fatal(err)
 			}
 			claimOne := func(now Millis) int {
@@ -385,7 +387,7 @@ func flowProbeLost(t *testing.T, e Engine) {
 func flowOperator(t *testing.T, e Engine) {
 	s := e.Open(t)
 	ctx := ctxFor(t)
-	if err := s.SetBreaker(ctx, "nobody", true, 1); !errors.Is(err, storage.ErrFlowGroupUnknown) {
+	if err := s.SetBreaker(ctx, "nobody", true, "op", "", 1); !errors.Is(err, storage.ErrFlowGroupUnknown) {
 		t.Fatalf("open of an unknown group: %v", err)
 	}
 	pendingTasks(t, s, "call", 10, 1)
@@ -398,7 +400,7 @@ func flowOperator(t *testing.T, e Engine) {
 	if len(got) != 1 {
 		t.Fatalf("claim took %d", len(got))
 	}
-	if err := s.SetBreaker(ctx, "g", true, 20); err != nil {
+	if err := s.SetBreaker(ctx, "g", true, "op", "", 20); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.FlowOutcome(ctx, "g", p, got[0].ID, true, 30); err != nil {
@@ -408,7 +410,7 @@ func flowOperator(t *testing.T, e Engine) {
 	if len(r.Tasks) != 1 || r.Tasks[0].ID != ex.ID || r.Tasks[0].State != fallingBack || r.Breaker != storage.BreakerForcedOpen {
 		t.Fatalf("forced open: took %v (%s); want only the exhausted task's fallback, which is not gated", idsOf(r.Tasks), r.Breaker)
 	}
-	if err := s.SetBreaker(ctx, "g", false, 1_000_001); err != nil {
+	if err := s.SetBreaker(ctx, "g", false, "op", "", 1_000_001); err != nil {
 		t.Fatal(err)
 	}
 	if got := flowClaim(t, s, "g", names, p, "a", 1_000_002, 100).Tasks; len(got) != 9 {
@@ -456,5 +458,46 @@ func flowTakeFence(t *testing.T, e Engine) {
 	}
 	if row := get(t, s, changed); row.State != discarded || row.LeaseOwner != "" {
 		t.Fatalf("changed row was taken: %+v", row)
+	}
+}
+
+// A breaker opened or closed by hand is recorded in the group's operator
+// trail with who, when and why, in the same transaction; a change without
+// an operator, or with a reason argo cannot store unaltered, is refused and
+// changes nothing; a task's trail does not show the group's actions.
+func flowOperatorTrail(t *testing.T, e Engine) {
+	s := e.Open(t)
+	ctx := ctxFor(t)
+	pendingTasks(t, s, "call", 1, 1)
+	flowClaim(t, s, "g", []string{"call"}, storage.FlowPolicy{Limit: 5}, "a", 10, 1)
+	if err := s.SetBreaker(ctx, "g", true, " ", "", 20); !errors.Is(err, storage.ErrNoOperator) {
+		t.Fatalf("open without an operator: %v, want ErrNoOperator", err)
+	}
+	if err := s.SetBreaker(ctx, "g", true, "alice", "bad\x00reason", 20); err == nil || !strings.Contains(err.Error(), "NUL") {
+		t.Fatalf("open with a NUL in the reason: %v", err)
+	}
+	if groups, err := s.FlowGroups(ctx); err != nil || groups[0].Breaker != storage.BreakerClosed {
+		t.Fatalf("after refused opens: %+v, %v; want the breaker closed", groups, err)
+	}
+	if err := s.SetBreaker(ctx, "g", true, "alice", "downstream on fire", 30); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetBreaker(ctx, "g", false, "bob", "", 40); err != nil {
+		t.Fatal(err)
+	}
+	trail, err := s.FlowActions(ctx, "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(trail) != 2 ||
+		trail[0].Action != storage.ActionBreakerOpen || trail[0].Operator != "alice" || trail[0].Reason != "downstream on fire" || trail[0].At != 30 || trail[0].Group != "g" ||
+		trail[1].Action != storage.ActionBreakerClose || trail[1].Operator != "bob" || trail[1].At != 40 {
+		t.Fatalf("group trail %+v: want alice's open (with her reason) at 30, then bob's close at 40", trail)
+	}
+	if other, err := s.FlowActions(ctx, "other"); err != nil || len(other) != 0 {
+		t.Fatalf("trail of another group: %+v, %v", other, err)
+	}
+	if tasks, err := s.OperatorActions(ctx, 1); err != nil || len(tasks) != 0 {
+		t.Fatalf("a task's trail shows %+v, %v; want none", tasks, err)
 	}
 }

@@ -151,7 +151,7 @@ func flowGrantOperatorOpen(t *testing.T, e Engine) {
 	if g := printerGrants(t, s); len(g) != 2 {
 		t.Fatalf("grants %+v, want a's and b's", g)
 	}
-	if err := s.SetBreaker(ctxFor(t), "printer", true, 20); err != nil {
+	if err := s.SetBreaker(ctxFor(t), "printer", true, "op", "", 20); err != nil {
 		t.Fatal(err)
 	}
 	if g := printerGrants(t, s); len(g) != 0 {
