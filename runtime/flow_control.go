@@ -295,6 +295,29 @@ func (w *flowWakes) set(group string, at time.Time) {
 	w.next[group] = at
 }
 
+// dropGrants gives up this instance's live slot grants (Stop, once it
+// claims no more), so that the other instances need not wait for them to
+// run out. A failure is only logged: the grants run out by themselves.
+func (rt *Runtime) dropGrants(ctx context.Context) {
+	rt.flow.mu.Lock()
+	var groups []string
+	now := toMillis(rt.now())
+	for g, until := range rt.flow.grants {
+		if until > now {
+			groups = append(groups, g)
+		}
+	}
+	rt.flow.mu.Unlock()
+	slices.Sort(groups)
+	for _, g := range groups {
+		if err := rt.store.DropFlowGrant(ctx, g, rt.cfg.InstanceID, now); err != nil {
+			rt.log.Warn("argo: slot grant not given back at Stop (it runs out by itself)", "group", g, "error", err)
+			continue
+		}
+		rt.flow.setGrant(g, 0)
+	}
+}
+
 // claimGranted moves the groups this instance holds a live slot grant of
 // (storage/flow_grants.go) from groups to the plainly claimed names: their
 // tasks are claimed with the plain names' in one read, without the group's

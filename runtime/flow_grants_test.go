@@ -115,3 +115,49 @@ func TestFlowGrantEndsWhenItsClaimFails(t *testing.T) {
 		}
 	})
 }
+
+// Stop gives this instance's slot grants back once it claims no more, so
+// that the other instances need not wait for them to run out.
+func TestStopGivesSlotGrantsBack(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		release := make(chan struct{})
+		def := &TaskDef{Name: "flow.stopping", Policy: fastPolicy(3), Flow: &FlowControl{Group: "stopping", Limit: 100},
+			Run: func(ctx context.Context, _ []byte) error {
+				select {
+				case <-release:
+				case <-ctx.Done():
+				}
+				return nil
+			}}
+		cfg := testConfig(dsn)
+		cfg.InstanceID = "stopping-1"
+		rt := startRuntime(t, cfg)
+		if err := rt.Register(def); err != nil {
+			t.Fatal(err)
+		}
+		_, insp := openDB(t, dsn)
+		grantOf := func() (FlowSlotGrant, bool) {
+			groups, err := insp.FlowGroups(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, g := range groups {
+				for _, gr := range g.Grants {
+					if g.Group == "stopping" && gr.Instance == cfg.InstanceID {
+						return gr, true
+					}
+				}
+			}
+			return FlowSlotGrant{}, false
+		}
+		submitN(t, []*Runtime{rt}, def, 2)
+		waitFor(t, 10*time.Second, "a slot grant of the group", func() bool { _, ok := grantOf(); return ok })
+		close(release)
+		if err := rt.Stop(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if gr, ok := grantOf(); ok {
+			t.Fatalf("after Stop the instance still holds %d slots until %s", gr.Slots, gr.Until)
+		}
+	})
+}

@@ -11,6 +11,7 @@ func (rt *Runtime) startLoops() {
 	rt.loops.Add(1)
 	go func() {
 		defer rt.loops.Done()
+		defer close(rt.pollDone)
 		rt.pollLoop()
 	}()
 	go func() {

@@ -56,6 +56,7 @@ type Runtime struct {
 
 	renewStop    chan struct{} // closed by Stop once nothing holds a lease
 	renewDone    chan struct{} // closed when renewLoop has returned
+	pollDone     chan struct{} // closed when pollLoop has returned
 	servicesDone chan struct{} // closed by Stop once the services that end with ctx have
 
 	stopMu   sync.Mutex // guards stopping and every attempts.Add
@@ -116,7 +117,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	rt.alerts = newAlerter(rt.log, cfg.AlertWorkers, cfg.AlertQueue, cfg.AlertTimeout)
 	rt.alerts.channels = cfg.AlertChannels
-	rt.renewStop, rt.renewDone = make(chan struct{}), make(chan struct{})
+	rt.renewStop, rt.renewDone, rt.pollDone = make(chan struct{}), make(chan struct{}), make(chan struct{})
 	rt.servicesDone = make(chan struct{})
 	rt.ctx, rt.cancel = context.WithCancel(context.Background())
 	rt.workCtx, rt.workStop = context.WithCancel(context.Background())
@@ -292,6 +293,9 @@ func (rt *Runtime) stop(ctx context.Context) error {
 	}
 	if !waitFor(rt.servicesDone) && len(errs) == 0 {
 		errs = append(errs, errors.New("argo: Stop: held retries still being started or given back"))
+	}
+	if waitFor(rt.pollDone) {
+		rt.dropGrants(waitCtx) // no claim from here: the others need not wait for them
 	}
 	// Leave argo_instance at once, so the others take our shards without
 	// waiting for the timeout (5 s at most).

@@ -1,9 +1,14 @@
 package storage
 
 import (
+	"context"
+	"database/sql"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/jmoiron/sqlx"
 )
 
 // Slot grants (docs/flow-control.md, "Slot grants"): the lock-free claim of
@@ -25,6 +30,9 @@ import (
 // than that takes no grant and drops its own: the group is back to exact,
 // locked claims once the other holders' grants have run out or been renewed
 // (refused the same way).
+//
+// A stopping instance drops its grants (DropFlowGrant) once it claims no
+// more: the others need not wait for them to run out.
 //
 // Only a group whose sole gate is the cap takes grants (FlowPolicy.Grantable):
 // a rate limit, a breaker and a retry budget are decided per claim. An
@@ -114,4 +122,27 @@ func (st *FlowState) decideGrant(c FlowClaim, running int) Millis {
 	}
 	st.setGrant(c.Owner, c.GrantSlots, c.GrantUntil, c.Now)
 	return c.GrantUntil
+}
+
+// hasGrant says whether owner has a grant in the row (live or not).
+func (st *FlowState) hasGrant(owner string) bool {
+	return slices.ContainsFunc(st.FlowGrants(), func(g FlowGrant) bool { return g.Owner == owner })
+}
+
+// DropFlowGrant removes owner's slot grant of group, if the row has one
+// (an instance that stops: it claims no more). Its running rows still
+// count, as every instance's do. A group with no row is no error.
+func (s *Store) DropFlowGrant(ctx context.Context, group, owner string, now Millis) error {
+	return s.writeIso(ctx, sql.LevelReadCommitted, func(tx *sqlx.Tx) error {
+		st, err := s.lockFlow(ctx, tx, group, false)
+		if errors.Is(err, ErrFlowGroupUnknown) {
+			return nil
+		}
+		if err != nil || !st.hasGrant(owner) {
+			return err
+		}
+		st.setGrant(owner, 0, 0, now)
+		_, err = tx.ExecContext(ctx, s.sql.FlowWrite, st.flowWriteArgs()...)
+		return err
+	})
 }

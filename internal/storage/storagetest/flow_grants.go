@@ -13,6 +13,7 @@ func flowGrantCases() []testCase {
 		{"GrantRefusedNearCapDropsOwn", flowGrantRefused},
 		{"GrantOnlyForCapAlone", flowGrantCapAlone},
 		{"OperatorOpenDropsGrants", flowGrantOperatorOpen},
+		{"StoppingInstanceDropsItsGrant", flowGrantDropped},
 	}
 }
 
@@ -159,5 +160,37 @@ func flowGrantOperatorOpen(t *testing.T, e Engine) {
 	}
 	if r := grantClaim(t, s, p, "a", 30, 1, 4, 5030); len(r.Tasks) != 0 || r.GrantUntil != 0 {
 		t.Fatalf("renewal while forced open: took %d, grant until %d; want nothing", len(r.Tasks), r.GrantUntil)
+	}
+}
+
+// An instance that stops drops its own grant (the others' stay), and the
+// next claims count only the running rows and the grants left; a group
+// with no row, or no grant of the owner, is no error and writes nothing.
+func flowGrantDropped(t *testing.T, e Engine) {
+	s := e.Open(t)
+	ctx := ctxFor(t)
+	pendingTasks(t, s, "print", 20, 1)
+	p := storage.FlowPolicy{Limit: 10}
+	grantClaim(t, s, p, "a", 10, 1, 4, 5000)
+	grantClaim(t, s, p, "b", 11, 1, 4, 5000)
+	if err := s.DropFlowGrant(ctx, "printer", "a", 20); err != nil {
+		t.Fatal(err)
+	}
+	if g := printerGrants(t, s); len(g) != 1 || g["b"].Slots != 4 {
+		t.Fatalf("after a's drop: grants %+v, want b's only", g)
+	}
+	// 2 running + b's 4 slots: 4 may start.
+	if got := flowClaim(t, s, "printer", []string{"print"}, p, "c", 30, 100).Tasks; len(got) != 4 {
+		t.Fatalf("after a's drop c took %d, want 4", len(got))
+	}
+	before := count(t, s, "SELECT lock_seq FROM argo_flow WHERE group_name = ?", "printer")
+	if err := s.DropFlowGrant(ctx, "printer", "a", 40); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DropFlowGrant(ctx, "no-such-group", "a", 40); err != nil {
+		t.Fatalf("drop in a group with no row: %v", err)
+	}
+	if after := count(t, s, "SELECT lock_seq FROM argo_flow WHERE group_name = ?", "printer"); after != before {
+		t.Fatalf("a drop with no grant to drop wrote the row (lock_seq %d → %d)", before, after)
 	}
 }
