@@ -223,7 +223,7 @@ func (rt *Runtime) handler(name string) *TaskDef {
 // functions return, however long that takes. Queued alert actions run until
 // ctx ends (stopGrace after the cancellation if ctx has no deadline); those
 // left are dropped with an error log. The maintenance role is handed over
-// at once. It logs what it waits for and, at the deadline, what it cancels
+// at once, and flow groups' slot grants once the poller has stopped. It logs what it waits for and, at the deadline, what it cancels
 // (stop_log.go).
 //
 // Stop returns within ctx (within stopGrace of the cancellation if ctx has no
