@@ -38,7 +38,8 @@ func TestSchemaCheckWantsOperatorTrail(t *testing.T) {
 
 // TestOperatorTrailMigrationDownUp: 000005's down file, as a DBA applies
 // it, leaves a schema the check names 000005 for, and its up file brings
-// it back, on both databases.
+// it back, with 000014 (which adds a column to one of its tables), on both
+// databases.
 func TestOperatorTrailMigrationDownUp(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
@@ -61,8 +62,14 @@ func TestOperatorTrailMigrationDownUp(t *testing.T) {
 			t.Fatalf("after the down file: %v, want a SchemaError naming 000005_operator_trail.up.sql", err)
 		}
 		apply("000005_operator_trail.up.sql")
+		// The table came back as 000005 made it: 000014's column on it is
+		// the next file to apply.
+		if err := s.CheckSchema(ctx); !errors.As(err, &se) || se.Migration != "000014_breaker_trail.up.sql" {
+			t.Fatalf("after the up file: %v, want a SchemaError naming 000014_breaker_trail.up.sql", err)
+		}
+		apply("000014_breaker_trail.up.sql")
 		if err := s.CheckSchema(ctx); err != nil {
-			t.Fatalf("after the up file: %v", err)
+			t.Fatalf("after 000005's and 000014's up files: %v", err)
 		}
 	})
 }
