@@ -29,6 +29,7 @@ type Driver struct {
 	onetrip   *sql.DB
 	once      sync.Once
 	noOnetrip bool
+	galera    galeraProbe // the batched gated claim is not used on Galera (flow_batch.go)
 }
 
 // New returns the driver; openMulti opens the one-trip path's
