@@ -4,11 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
-	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/go-sql-driver/mysql"
 	"github.com/jmoiron/sqlx"
 
 	"github.com/argo-retry/argo/internal/storage"
@@ -118,21 +116,9 @@ func (b *flowBatch) Exec(ctx context.Context, qs []storage.FlowQuery) ([]int64, 
 		return nil, err
 	}
 	var affected []int64
-	err = b.conn.Raw(func(dc any) error {
-		ex, ok := dc.(driver.ExecerContext)
-		if !ok {
-			return errors.New("argo: the MySQL driver connection cannot Exec")
-		}
-		res, err := ex.ExecContext(ctx, query, named)
-		if err != nil {
-			return err
-		}
-		mr, ok := res.(mysql.Result)
-		if !ok {
-			return errors.New("argo: the MySQL driver returned no per-statement results")
-		}
-		affected = mr.AllRowsAffected()
-		return nil
+	err = b.conn.Raw(func(dc any) (err error) {
+		affected, err = execOnDriverConn(ctx, dc, query, named)
+		return err
 	})
 	if err != nil {
 		b.broken = true

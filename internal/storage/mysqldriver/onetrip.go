@@ -153,21 +153,27 @@ func namedArgs(query string, args []any) ([]driver.NamedValue, error) {
 // the rows each statement affected.
 func (d *Driver) execMulti(ctx context.Context, query string, args []any) ([]int64, error) {
 	var affected []int64
-	err := d.onRawConn(ctx, query, args, func(dc any, named []driver.NamedValue) error {
-		ex, ok := dc.(driver.ExecerContext)
-		if !ok {
-			return errors.New("argo: the MySQL driver connection cannot Exec")
-		}
-		res, err := ex.ExecContext(ctx, query, named)
-		if err != nil {
-			return err
-		}
-		mr, ok := res.(mysql.Result)
-		if !ok {
-			return errors.New("argo: the MySQL driver returned no per-statement results")
-		}
-		affected = mr.AllRowsAffected()
-		return nil
+	err := d.onRawConn(ctx, query, args, func(dc any, named []driver.NamedValue) (err error) {
+		affected, err = execOnDriverConn(ctx, dc, query, named)
+		return err
 	})
 	return affected, err
+}
+
+// execOnDriverConn runs a multi-statement query on dc, a connection of the
+// MySQL driver, and returns the rows each statement affected.
+func execOnDriverConn(ctx context.Context, dc any, query string, named []driver.NamedValue) ([]int64, error) {
+	ex, ok := dc.(driver.ExecerContext)
+	if !ok {
+		return nil, errors.New("argo: the MySQL driver connection cannot Exec")
+	}
+	res, err := ex.ExecContext(ctx, query, named)
+	if err != nil {
+		return nil, err
+	}
+	mr, ok := res.(mysql.Result)
+	if !ok {
+		return nil, errors.New("argo: the MySQL driver returned no per-statement results")
+	}
+	return mr.AllRowsAffected(), nil
 }
