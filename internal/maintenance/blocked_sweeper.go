@@ -60,9 +60,10 @@ type BlockedSweeperConfig struct {
 // instance that holds the maintenance role.
 //
 // The bound: with B rows blocked for longer than Grace, a pass reads them
-// all while B ≤ Batch×Batches (5000 by default), so a lost release is
-// settled within Grace + Interval (1m by default) of its last upstream
-// task's end; with more, within Grace + 2⌈B/(Batch×Batches)⌉×Interval.
+// all while B < Batch×Batches (5000 by default), so a lost release is
+// settled within Grace + Interval of its last upstream task's end or of
+// its submit, whichever is later; with more, within
+// Grace + (2⌈B/(Batch×Batches)⌉ + 1)×Interval.
 // (A change of the role's holder adds up to its TTL.) It costs one read
 // of at most Batch blocked rows and their edges per batch, and nothing per
 // task without dependencies.
