@@ -3,6 +3,8 @@ package storage
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -177,8 +179,8 @@ func (s *Store) settleBlocked(ctx context.Context, tx *sqlx.Tx, id int64, now Mi
 	case blockedSkipped:
 		err = s.skipWithDownstream(ctx, tx, id, UpstreamSkippedReason(u), now)
 	case blockedRelease:
-		for up, st := range ups {
-			if err = s.settleDownstream(ctx, tx, up, st, now); err != nil {
+		for _, up := range slices.Sorted(maps.Keys(ups)) { // in id order: the order locks are taken in
+			if err = s.settleDownstream(ctx, tx, up, ups[up], now); err != nil {
 				break
 			}
 		}
