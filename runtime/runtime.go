@@ -31,6 +31,7 @@ type Runtime struct {
 	rescuer     *maintenance.Rescuer
 	flagger     *maintenance.OrphanFlagger
 	purger      *maintenance.Purger
+	blocked     *maintenance.BlockedSweeper // lost dependency releases
 
 	mu       sync.RWMutex
 	handlers map[string]*TaskDef

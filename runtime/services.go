@@ -23,6 +23,12 @@ func maintenanceTTL(cfg Config) time.Duration {
 	return maintenance.MaintenanceRoleTTL(cfg.InstanceTimeout, cfg.RescueInterval)
 }
 
+// blockedSweepInterval is how often the blocked sweeper runs a pass:
+// 3×RescueInterval (LeaseDuration by default, 30s). A lost release is
+// settled within LeaseDuration + blockedSweepInterval (1m by default)
+// while at most 5000 tasks are blocked (maintenance.BlockedSweeper).
+func blockedSweepInterval(cfg Config) time.Duration { return 3 * cfg.RescueInterval }
+
 // newServices builds the services from rt.cfg; nothing runs yet.
 func (rt *Runtime) newServices() {
 	cfg, st := rt.cfg, rt.store
@@ -60,11 +66,17 @@ func (rt *Runtime) newServices() {
 		Retention: cfg.RetentionAge, Interval: cfg.MaintenanceInterval, CheckInterval: cfg.RescueInterval,
 		Batch: cfg.PurgeBatch, Now: rt.now, Logger: rt.log, Leading: leadingSettled,
 	})
+	// The backstop of dependency releases (docs/dependencies.md): a pass
+	// every 3×RescueInterval over rows blocked for LeaseDuration or more.
+	rt.blocked = maintenance.NewBlockedSweeper(st, maintenance.BlockedSweeperConfig{
+		Interval: blockedSweepInterval(cfg), Grace: cfg.LeaseDuration,
+		Now: rt.now, Logger: rt.log, Leading: leadingSettled,
+	})
 	rt.elector = maintenance.NewElector(st, maintenance.ElectorConfig{
 		Role: maintenance.MaintenanceRole, Holder: cfg.InstanceID,
 		Interval: cfg.RescueInterval, TTL: maintenanceTTL(cfg),
 		Now: rt.now, Logger: rt.log, Failed: failed,
-		Gained: func() { rt.rescuer.Wake(); rt.flagger.Wake(); rt.purger.Wake() },
+		Gained: func() { rt.rescuer.Wake(); rt.flagger.Wake(); rt.purger.Wake(); rt.blocked.Wake() },
 	})
 }
 
@@ -79,6 +91,7 @@ func (rt *Runtime) startServices() error {
 		rt.rescuer.Start(rt.ctx),
 		rt.flagger.Start(rt.ctx),
 		rt.purger.Start(rt.ctx),
+		rt.blocked.Start(rt.ctx),
 	)
 }
 
@@ -90,7 +103,7 @@ func (rt *Runtime) startServices() error {
 // completer (drained) stop later, in Stop's order.
 func (rt *Runtime) stopServices() {
 	ctx := context.Background()
-	for _, stop := range []func(context.Context) error{rt.holds.Stop, rt.elector.Stop, rt.rescuer.Stop, rt.flagger.Stop, rt.purger.Stop} {
+	for _, stop := range []func(context.Context) error{rt.holds.Stop, rt.elector.Stop, rt.rescuer.Stop, rt.flagger.Stop, rt.purger.Stop, rt.blocked.Stop} {
 		if err := stop(ctx); err != nil {
 			rt.log.Warn("argo: Stop: a maintenance service did not stop", "error", err)
 		}

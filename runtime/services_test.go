@@ -31,7 +31,8 @@ func maintenanceGoroutines() int {
 
 // Start runs every background service (the completer, the held retries,
 // the heartbeater, the elector, the rescuer, the orphan flagger, the
-// purger: one goroutine each), and Stop ends every one of them.
+// purger, the blocked sweeper: one goroutine each), and Stop ends every
+// one of them.
 func TestStopEndsEveryService(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		// Goroutines of runtimes stopped by earlier tests may still be
@@ -41,7 +42,7 @@ func TestStopEndsEveryService(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		const services = 7
+		const services = 8
 		waitFor(t, 5*time.Second, "the services to run", func() bool { return maintenanceGoroutines() == services })
 		if err := rt.Stop(context.Background()); err != nil {
 			t.Fatal(err)

@@ -4,7 +4,8 @@
 // row, the live instances, the clock reading that rides on it), the leader
 // elector (the "maintenance" role), and, on the instance holding that role,
 // the rescuer (expired leases), the orphan flagger (due tasks no live
-// instance runs) and the purger (retention).
+// instance runs), the purger (retention) and the blocked sweeper
+// (dependent tasks whose release was lost).
 //
 // Each service is a type with Start and Stop. It gets what it needs
 // explicitly: the storage operations it runs (a narrow interface that

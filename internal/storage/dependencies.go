@@ -114,7 +114,19 @@ func (s *Store) InsertDependent(ctx context.Context, tasks []DependentTask, now 
 			}
 		}
 	}
+	// A try rolled back for a lock conflict is run again (writeIso): each
+	// try starts from the rows as the caller gave them, and decides blocked
+	// or not from its own reads. (The first try may have read an upstream
+	// task running that has succeeded since, its edges settled: keeping
+	// that try's blocked would leave the task blocked for ever.)
+	given := make([]Task, len(tasks))
+	for i, dt := range tasks {
+		given[i] = *dt.Task
+	}
 	return s.write(ctx, func(tx *sqlx.Tx) error {
+		for i, dt := range tasks {
+			*dt.Task = given[i]
+		}
 		states := map[int64]State{}
 		if len(upstream) > 0 {
 			var rows []struct {

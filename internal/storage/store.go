@@ -129,18 +129,26 @@ const maxLockTries = 5
 
 // writeIso runs fn in a transaction at the given isolation level (where the
 // engine has levels). A lock conflict rolls back everything fn did, so fn
-// is run again, up to maxLockTries times.
+// is run again, up to maxLockTries times: everything fn decides must be
+// decided inside fn, from what it reads in that try (a value computed by an
+// earlier try, or set on a caller's struct by it, is stale: reset it first).
 func (s *Store) writeIso(ctx context.Context, iso sql.IsolationLevel, fn func(tx *sqlx.Tx) error) error {
 	opts := s.d.TxOptions(iso)
 	for try := 1; ; try++ {
-		err := s.tryWrite(ctx, opts, fn)
+		err := s.tryWrite(ctx, opts, try, fn)
 		if err == nil || try == maxLockTries || !s.d.IsRetryableLockError(err) {
 			return err
 		}
 	}
 }
 
-func (s *Store) tryWrite(ctx context.Context, opts *sql.TxOptions, fn func(tx *sqlx.Tx) error) error {
+func (s *Store) tryWrite(ctx context.Context, opts *sql.TxOptions, try int, fn func(tx *sqlx.Tx) error) error {
+	hook := txHookOf(ctx) // tests only (txhook.go)
+	if hook != nil {
+		if err := hook(ctx, try, TryBegin); err != nil {
+			return err
+		}
+	}
 	if mu := s.d.WriteLock(); mu != nil {
 		mu.Lock()
 		defer mu.Unlock()
@@ -152,6 +160,12 @@ func (s *Store) tryWrite(ctx context.Context, opts *sql.TxOptions, fn func(tx *s
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
 		return err
+	}
+	if hook != nil {
+		if err := hook(ctx, try, TryCommit); err != nil {
+			_ = tx.Rollback()
+			return err
+		}
 	}
 	return tx.Commit()
 }

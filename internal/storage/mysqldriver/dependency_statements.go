@@ -29,9 +29,16 @@ func init() {
 	// Multi-table UPDATE driven by idx_dep_upstream: a task without
 	// downstream tasks costs one empty index range. (MySQL refuses a
 	// subquery on argo_task here: the NOT EXISTS reads the edges only.)
-	d.DepRelease = "UPDATE argo_task t JOIN argo_task_dep e ON e.task_pk = t.id SET t.task_status = " + storage.StateValue(storage.StatePending) +
-		", t.gmt_modified = ? WHERE e.upstream_pk = ? AND e.upstream_outcome = " + ok + " AND t.task_status = " + blocked +
-		" AND NOT EXISTS (SELECT 1 FROM argo_task_dep d WHERE d.task_pk = t.id AND d.upstream_outcome <> " + ok + ")"
+	// It writes every blocked task downstream of the settled edge, released
+	// or not (gmt_modified always changes): two settles of one task's
+	// upstream tasks then write the same row, so on a multi-writer Galera
+	// cluster, where neither sees the other's edge (locks are local to a
+	// node), certification rolls one back and its retry reads the other's
+	// edge settled. Without that write both commit and neither releases the
+	// task (a write skew; issue #22).
+	d.DepRelease = "UPDATE argo_task t JOIN argo_task_dep e ON e.task_pk = t.id SET t.task_status = CASE WHEN NOT EXISTS (SELECT 1 FROM argo_task_dep d WHERE d.task_pk = t.id AND d.upstream_outcome <> " + ok + ")" +
+		" THEN " + storage.StateValue(storage.StatePending) + " ELSE " + blocked + " END, t.gmt_modified = GREATEST(t.gmt_modified + 1, ?)" +
+		" WHERE e.upstream_pk = ? AND e.upstream_outcome = " + ok + " AND t.task_status = " + blocked
 	d.DepSkip = "UPDATE argo_task t JOIN (WITH RECURSIVE down (id) AS (SELECT task_pk FROM argo_task_dep WHERE upstream_pk = ? AND upstream_outcome = " + failed +
 		" UNION SELECT d.task_pk FROM argo_task_dep d JOIN down ON d.upstream_pk = down.id) SELECT id FROM down) x ON x.id = t.id" +
 		" SET t.task_status = " + skipped + ", t.error_msg = ?, t.gmt_modified = ? WHERE t.task_status = " + blocked

@@ -26,9 +26,12 @@ func init() {
 	d.DepRecordOutcome = "UPDATE argo_task_dep SET upstream_outcome = ? WHERE upstream_pk = ? AND upstream_outcome = 0" +
 		" AND EXISTS (SELECT 1 FROM argo_task WHERE id = ? AND task_status = ?)"
 	// id IN (…): the rowid lookups of the edges found by idx_dep_upstream.
-	d.DepRelease = "UPDATE argo_task SET task_status = " + storage.StateValue(storage.StatePending) +
-		", gmt_modified = ? WHERE task_status = " + blocked + " AND id IN (SELECT task_pk FROM argo_task_dep WHERE upstream_pk = ? AND upstream_outcome = " + ok + ")" +
-		" AND NOT EXISTS (SELECT 1 FROM argo_task_dep d WHERE d.task_pk = argo_task.id AND d.upstream_outcome <> " + ok + ")"
+	// It writes every blocked task downstream of the settled edge, released
+	// or not (gmt_modified always changes), as on MySQL, where that write
+	// makes two settles on two Galera nodes conflict (mysqldriver).
+	d.DepRelease = "UPDATE argo_task SET task_status = CASE WHEN NOT EXISTS (SELECT 1 FROM argo_task_dep d WHERE d.task_pk = argo_task.id AND d.upstream_outcome <> " + ok + ")" +
+		" THEN " + storage.StateValue(storage.StatePending) + " ELSE " + blocked + " END, gmt_modified = MAX(gmt_modified + 1, ?)" +
+		" WHERE task_status = " + blocked + " AND id IN (SELECT task_pk FROM argo_task_dep WHERE upstream_pk = ? AND upstream_outcome = " + ok + ")"
 	d.DepSkip = "WITH RECURSIVE down (id) AS (SELECT task_pk FROM argo_task_dep WHERE upstream_pk = ? AND upstream_outcome = " + failed +
 		" UNION SELECT d.task_pk FROM argo_task_dep d JOIN down ON d.upstream_pk = down.id)" +
 		" UPDATE argo_task SET task_status = " + skipped + ", error_msg = ?, gmt_modified = ? WHERE task_status = " + blocked + " AND id IN (SELECT id FROM down)"

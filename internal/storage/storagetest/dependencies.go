@@ -34,6 +34,7 @@ func dependencyCases() []testCase {
 		testCase{"Chain1000", depChain},
 		testCase{"PurgedWithTheirEdges", depPurge},
 		testCase{"RequeueBringsBackSkipped", depRequeue},
+		testCase{"SweepSettlesLostReleases", depSweep},
 	)
 }
 
