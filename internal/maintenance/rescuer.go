@@ -135,6 +135,9 @@ func (r *Rescuer) Stop(ctx context.Context) error {
 	return err
 }
 
+// Grace is how long after a lease ended it is taken back (RescuerConfig.Grace).
+func (r *Rescuer) Grace() time.Duration { return r.cfg.Grace }
+
 // Wake makes the rescuer look at once (the role was just taken).
 func (r *Rescuer) Wake() {
 	select {
