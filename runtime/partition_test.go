@@ -114,6 +114,26 @@ func TestPartitionedInstanceStopsItsAttempts(t *testing.T) {
 				}
 				ids = append(ids, id)
 			}
+			// And a sync call, its first attempt run in its caller's goroutine.
+			const syncName = "partition.sync"
+			defSync := &TaskDef{Name: syncName, Thread: Sync, Policy: fastPolicy(3), Run: x.run("A", runFor)}
+			if err := a.Register(defSync); err != nil {
+				t.Fatal(err)
+			}
+			type syncResult struct {
+				id  int64
+				err error
+			}
+			syncDone := make(chan syncResult, 1)
+			go func() {
+				id, err := a.Submit(context.Background(), Call{Task: defSync, Args: markerArgs("sync")})
+				syncDone <- syncResult{id, err}
+			}()
+			waitFor(t, 10*time.Second, "A to run the sync call's first attempt", func() bool {
+				x.mu.Lock()
+				defer x.mu.Unlock()
+				return len(x.runs) == len(ids)+1
+			})
 			waitFor(t, 10*time.Second, "A to run every task's first attempt", func() bool {
 				for _, id := range ids {
 					if len(x.of(id)) == 0 {
@@ -123,8 +143,10 @@ func TestPartitionedInstanceStopsItsAttempts(t *testing.T) {
 				return true
 			})
 			// B can now take a task only by rescuing it.
-			if err := b.Register(&TaskDef{Name: name, Policy: fastPolicy(3), Run: x.run("B", runFor)}); err != nil {
-				t.Fatal(err)
+			for _, n := range []string{name, syncName} {
+				if err := b.Register(&TaskDef{Name: n, Policy: fastPolicy(3), Run: x.run("B", runFor)}); err != nil {
+					t.Fatal(err)
+				}
 			}
 			way.cut(proxy, true)
 			cut := time.Now()
@@ -134,6 +156,16 @@ func TestPartitionedInstanceStopsItsAttempts(t *testing.T) {
 				time.Sleep(cutFor) // the length of the fault, not a synchronisation
 				uncut()
 			}()
+			var sync syncResult
+			select {
+			case sync = <-syncDone:
+			case <-time.After(timeout):
+				t.Fatalf("the sync call has not returned %s after the cut", timeout)
+			}
+			if !errors.Is(sync.err, ErrLeaseLost) {
+				t.Errorf("the sync call whose instance was cut off returned %v, want an error wrapping ErrLeaseLost", sync.err)
+			}
+			ids = append(ids, sync.id)
 			for _, id := range ids {
 				waitSucceeded(t, b, id, timeout)
 			}
@@ -174,4 +206,58 @@ func describeRuns(runs []execution, cut time.Time) string {
 		out += "] "
 	}
 	return out
+}
+
+// A blip that makes renewals fail for longer than a renewal period, but
+// ends well before the lease would lapse, cancels nothing: a failed
+// renewal is tried again within LeaseDuration/20, not at the next
+// LeaseDuration/3 tick (which would come after the lease lapsed here).
+func TestRenewalBlipCancelsNothing(t *testing.T) {
+	const lease = 3 * time.Second
+	dsn := testdb.MySQLDSN(t)
+	proxy := testdb.NewFaultProxy(t, dsn)
+	cfg := testConfigT(t, proxy.DSN(dsn))
+	cfg.LeaseDuration = lease
+	a := startRuntime(t, cfg)
+	var x executions
+	def := &TaskDef{Name: "blip.work", Policy: fastPolicy(1), Run: x.run("A", 3*lease)}
+	if err := a.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	id, err := a.Submit(context.Background(), Call{Task: def, Args: markerArgs("blip")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the attempt to start", func() bool { return len(x.of(id)) == 1 })
+	// Watched from a direct connection: each renewal moves lease_until.
+	direct, err := Start(context.Background(), func() Config { c := testConfigT(t, dsn); c.InstanceID = "watcher"; return c }())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer direct.Stop(context.Background())
+	leaseUntil := func() Millis {
+		var until Millis
+		if err := dbx(direct.store).GetContext(context.Background(), &until, "SELECT lease_until FROM argo_task WHERE id = ?", id); err != nil {
+			t.Fatal(err)
+		}
+		return until
+	}
+	first := leaseUntil()
+	waitFor(t, 2*lease, "a renewal", func() bool { return leaseUntil() != first })
+	renewed := time.Now()
+	// Cut from 0.6 to 2.2 renewal periods after that renewal: the next two
+	// ticks fail, and the tick after them would come 0.3 periods after the
+	// lease's local deadline (2.7 periods). Watched for a whole lease.
+	period := lease / 3
+	time.Sleep(time.Until(renewed.Add(period * 6 / 10))) // the fault's schedule, not a synchronisation
+	proxy.SetRefusing(true)
+	time.Sleep(time.Until(renewed.Add(period * 22 / 10)))
+	proxy.SetRefusing(false)
+	deadline := renewed.Add(lease)
+	for time.Now().Before(deadline) {
+		if e := x.of(id)[0]; !e.canceledAt.IsZero() {
+			t.Fatalf("the attempt was canceled (%v) %s after the last renewal before a %s blip", e.cause, e.canceledAt.Sub(renewed).Round(time.Millisecond), period*16/10)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
