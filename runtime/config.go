@@ -43,12 +43,16 @@ type Config struct {
 	// ClaimBatch is the most rows one claim takes. Default 100.
 	ClaimBatch int
 	// LeaseDuration is how long a claim holds a task; the lease is renewed
-	// every LeaseDuration/3 for exactly as long as the attempt's function
-	// runs in this process (during Stop too), and a task whose lease expired
-	// (its instance died) is rescued and counted as a failed attempt. A
-	// renewal that finds the lease gone (rescued, or taken by another
-	// instance) cancels the attempt's context at once; its outcome is not
-	// recorded. Default 30s.
+	// every LeaseDuration/3 for as long as the attempt's function runs in
+	// this process (during Stop too), a failed renewal being tried again
+	// every LeaseDuration/20. A renewal that finds the lease gone (rescued,
+	// or taken by another instance) cancels the attempt's context at once
+	// with cause ErrLeaseLost; so does a lease whose renewal this instance
+	// could not confirm (the database unreachable from here), LeaseDuration/10
+	// before it ends by this instance's own clock. Either way its outcome is
+	// not recorded. A task whose lease expired (its instance died or was cut
+	// off) is rescued LeaseDuration/10 after the lease's end and counted as a
+	// failed attempt (lease_expired). Default 30s.
 	LeaseDuration time.Duration
 	// RetryHold: a failed attempt whose retry falls due within RetryHold
 	// stays leased by this instance, which restarts it from a local timer at

@@ -63,7 +63,7 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 	slot := &workerSlot{rt: rt, held: !sync, poke: poke}
 	defer slot.free()
 	lease := leaseKey{ID: t.ID, Attempt: t.ExecuteTimes}
-	rt.leases.add(lease)
+	rt.leases.add(lease, rt.leaseSentAt(t.LeaseUntil))
 	defer rt.leases.remove(lease)
 	if t.State == StateFallingBack {
 		rt.runFallback(t, h)
@@ -241,7 +241,7 @@ func (rt *Runtime) fallbackNow(t *Task, h *TaskDef) {
 		return
 	}
 	lease := leaseKey{ID: ft.ID, Attempt: ft.ExecuteTimes}
-	rt.leases.add(lease)
+	rt.leases.add(lease, rt.leaseSentAt(ft.LeaseUntil))
 	defer rt.leases.remove(lease)
 	defer rt.release()
 	rt.runFallback(ft, h)
@@ -369,7 +369,8 @@ func (rt *Runtime) record(f finishing) bool {
 	f.HoldUntil = 0
 	// Keep renewing the lease until the outcome lands, so that the rescuer
 	// does not take back (and re-run) an attempt that did run.
-	rt.leases.add(leaseKey{ID: f.ID, Attempt: f.Attempt})
+	// (The attempt's run holds the lease still: it keeps its deadline.)
+	rt.leases.add(leaseKey{ID: f.ID, Attempt: f.Attempt}, time.Now())
 	rt.loops.Add(1)
 	go func() {
 		defer rt.loops.Done()

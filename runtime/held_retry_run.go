@@ -34,7 +34,7 @@ func (rt *Runtime) workerFreed() {
 // unrun. The held retries registered it with Stop (register).
 func (rt *Runtime) runWhenFree(t *Task, h *TaskDef, due time.Time) {
 	lease := leaseKey{ID: t.ID, Attempt: t.ExecuteTimes}
-	rt.leases.add(lease)
+	rt.leases.add(lease, rt.leaseSentAt(t.LeaseUntil))
 	go func() {
 		defer rt.leases.remove(lease)
 		if d := due.Sub(rt.now()); d > 0 {

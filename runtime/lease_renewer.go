@@ -7,40 +7,72 @@ import (
 
 // renewLoop extends the leases this instance holds every LeaseDuration/3,
 // for as long as anyone holds them: it goes on after Stop begins, while
-// attempts still run, and ends when Stop closes renewStop.
+// attempts still run, and ends when Stop closes renewStop. A renewal that
+// fails (or gets no answer within renewTimeout) is tried again after
+// renewRetry, until one is confirmed or the leases lapse here
+// (lease_deadline.go).
 func (rt *Runtime) renewLoop() {
-	tick := time.NewTicker(rt.cfg.LeaseDuration / 3)
-	defer tick.Stop()
+	timer := time.NewTimer(rt.cfg.LeaseDuration / 3)
+	defer timer.Stop()
 	for {
 		select {
 		case <-rt.renewStop:
 			return
-		case <-tick.C:
+		case <-timer.C:
 		}
-		rt.renewLeases()
+		next := rt.cfg.LeaseDuration / 3
+		if !rt.renewLeases() {
+			next = renewRetry(rt.cfg.LeaseDuration)
+		}
+		timer.Reset(next)
 	}
 }
 
 // renewLeases extends every lease held and cancels the functions whose
 // lease a renewal finds gone (rescued, or taken by another instance): their
-// outcome is not written. A failed renewal (the database does not answer)
-// loses nothing: the leases are renewed at the next tick, or expire.
-func (rt *Runtime) renewLeases() {
+// outcome is not written. It reports false if the renewal failed (the
+// database did not answer within renewTimeout): the leases keep their
+// deadlines here, and lapse at them unless a renewal is confirmed first.
+func (rt *Runtime) renewLeases() bool {
 	keys := rt.leases.list()
 	if len(keys) == 0 {
-		return
+		return true
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), rt.cfg.LeaseDuration/3)
+	ctx, cancel := context.WithTimeout(context.Background(), renewTimeout(rt.cfg.LeaseDuration))
 	defer cancel()
+	// Taken before the lease's end is computed: the lease written ends no
+	// earlier than LeaseDuration after this instant.
+	sent := time.Now()
 	now := rt.now()
 	lost, err := rt.store.ExtendLeases(ctx, rt.cfg.InstanceID, keys, toMillis(now.Add(rt.cfg.LeaseDuration)), toMillis(now))
 	if err != nil {
 		rt.health.failed(rt, "renew leases", err)
-		return
+		return false
 	}
+	gone := make(map[leaseKey]bool, len(lost))
 	for _, k := range lost {
+		gone[k] = true
 		if r := rt.leases.lose(k); r != nil {
 			rt.log.Warn("argo: lease lost (the task was rescued or taken by another instance): "+r.kind+" canceled, its outcome will not be recorded", "task_id", k.ID, "task", r.name, "attempt", k.Attempt)
 		}
 	}
+	renewed := keys[:0]
+	for _, k := range keys {
+		if !gone[k] {
+			renewed = append(renewed, k)
+		}
+	}
+	rt.leases.renewed(renewed, sent)
+	return true
+}
+
+// leaseLapsed logs a lease whose renewal could not be confirmed before its
+// deadline here: its function (r, nil if none ran) was canceled with cause
+// ErrLeaseLost, and its outcome will not be written.
+func (rt *Runtime) leaseLapsed(k leaseKey, r *leaseRun) {
+	if r == nil {
+		rt.log.Warn("argo: lease not renewed before it ends (the database did not answer): it is renewed no more, and the task is left to the rescuer", "task_id", k.ID, "attempt", k.Attempt)
+		return
+	}
+	rt.log.Warn("argo: lease not renewed before it ends (the database did not answer): "+r.kind+" canceled, its outcome will not be recorded; the task is left to the rescuer", "task_id", k.ID, "task", r.name, "attempt", k.Attempt)
 }

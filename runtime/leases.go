@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // leaseSet is the leases this instance holds, renewed together by renewLoop
@@ -18,14 +19,42 @@ import (
 // A function running under a lease registers its cancel func (start), so
 // that a renewal that finds the lease gone cancels it at once (lose); its
 // outcome is then not written (done reports the loss).
+//
+// Each lease has a local deadline (lease_deadline.go): the instant, on this
+// process's monotonic clock, at which the last confirmed renewal (or the
+// claim) was sent, plus life (LeaseDuration minus leaseStopMargin). When it
+// passes with no renewal confirmed since, the lease expires here: its
+// function is canceled as by lose, it is renewed no more, and no function
+// starts under it.
 type leaseSet struct {
 	mu   sync.Mutex
 	held map[leaseKey]*leaseHold
+	// life is how long after a renewal's send the lease is trusted
+	// (LeaseDuration - leaseStopMargin); 0 (a leaseSet not set up by
+	// setup): leases never expire here.
+	life time.Duration
+	// expired is told of each lease that expires here, with the function
+	// canceled (nil if none ran).
+	expired func(k leaseKey, r *leaseRun)
 }
 
 type leaseHold struct {
 	holders int
 	run     *leaseRun // the function running under this lease, if any
+	// deadline: the lease expires here at this instant (time.Now's
+	// monotonic clock); timer fires then.
+	deadline time.Time
+	timer    *time.Timer
+	// lapsed: the deadline passed before a renewal was confirmed.
+	lapsed bool
+}
+
+// setup makes leases expire life after their last confirmed renewal was
+// sent, telling expired of each.
+func (l *leaseSet) setup(life time.Duration, expired func(k leaseKey, r *leaseRun)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.life, l.expired = life, expired
 }
 
 // leaseRun is one function (attempt or fallback) running under a lease.
@@ -36,7 +65,10 @@ type leaseRun struct {
 	lost   atomic.Bool
 }
 
-func (l *leaseSet) add(k leaseKey) {
+// add counts a holder of lease k, whose claim (or last renewal) was sent at
+// sent (time.Now's clock: Runtime.leaseSentAt). A lease already held keeps
+// its deadline, which renewals have moved since.
+func (l *leaseSet) add(k leaseKey, sent time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.held == nil {
@@ -46,6 +78,10 @@ func (l *leaseSet) add(k leaseKey) {
 	if h == nil {
 		h = &leaseHold{}
 		l.held[k] = h
+		if l.life > 0 {
+			h.deadline = sent.Add(l.life)
+			h.timer = time.AfterFunc(time.Until(h.deadline), func() { l.lapse(k, h) })
+		}
 	}
 	h.holders++
 }
@@ -56,30 +92,87 @@ func (l *leaseSet) remove(k leaseKey) {
 	if h := l.held[k]; h != nil {
 		if h.holders--; h.holders <= 0 {
 			delete(l.held, k)
+			if h.timer != nil {
+				h.timer.Stop()
+			}
 		}
 	}
 }
 
-// list returns the leases to renew.
+// list returns the leases to renew: those held and not lapsed.
 func (l *leaseSet) list() []leaseKey {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := make([]leaseKey, 0, len(l.held))
-	for k := range l.held {
-		out = append(out, k)
+	for k, h := range l.held {
+		if !h.lapsed {
+			out = append(out, k)
+		}
 	}
 	return out
 }
 
+// renewed moves the deadlines of keys, whose renewal sent at sent was
+// confirmed, to sent + life. A lease that lapsed meanwhile stays lapsed:
+// its function was told to stop.
+func (l *leaseSet) renewed(keys []leaseKey, sent time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.life <= 0 {
+		return
+	}
+	deadline := sent.Add(l.life)
+	for _, k := range keys {
+		h := l.held[k]
+		if h == nil || h.lapsed || !deadline.After(h.deadline) {
+			continue
+		}
+		h.deadline = deadline
+		h.timer.Reset(time.Until(deadline))
+	}
+}
+
+// lapse expires h (lease k) if its deadline has passed and it is still
+// held: the function running under it is canceled with cause ErrLeaseLost
+// and its outcome is not written (done reports the loss).
+func (l *leaseSet) lapse(k leaseKey, h *leaseHold) {
+	l.mu.Lock()
+	if l.held[k] != h || h.lapsed {
+		l.mu.Unlock()
+		return
+	}
+	if left := time.Until(h.deadline); left > 0 { // renewed as the timer fired
+		h.timer.Reset(left)
+		l.mu.Unlock()
+		return
+	}
+	h.lapsed = true
+	r := h.run
+	if r != nil {
+		r.lost.Store(true)
+		r.cancel(ErrLeaseLost)
+	}
+	expired := l.expired
+	l.mu.Unlock()
+	if expired != nil {
+		expired(k, r)
+	}
+}
+
 // start registers a function about to run under k, which the caller holds
 // (add), and returns the context to run it with: parent, canceled with cause
-// ErrLeaseLost if the lease is found gone. End the run with done.
+// ErrLeaseLost if the lease is found gone or lapses (canceled already if it
+// has lapsed). End the run with done.
 func (l *leaseSet) start(parent context.Context, k leaseKey, name, kind string) (context.Context, *leaseRun) {
 	ctx, cancel := context.WithCancelCause(parent)
 	r := &leaseRun{name: name, kind: kind, cancel: cancel}
 	l.mu.Lock()
 	if h := l.held[k]; h != nil {
 		h.run = r
+		if h.lapsed {
+			r.lost.Store(true)
+			cancel(ErrLeaseLost)
+		}
 	}
 	l.mu.Unlock()
 	return ctx, r

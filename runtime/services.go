@@ -33,6 +33,7 @@ func blockedSweepInterval(cfg Config) time.Duration { return 3 * cfg.RescueInter
 func (rt *Runtime) newServices() {
 	cfg, st := rt.cfg, rt.store
 	failed := func(op string, err error) { rt.health.failed(rt, op, err) }
+	rt.leases.setup(cfg.LeaseDuration-leaseStopMargin(cfg.LeaseDuration), rt.leaseLapsed)
 	rt.completer = maintenance.NewCompleter(st, maintenance.CompleterConfig{Now: rt.now})
 	rt.holds = maintenance.NewHeldRetries(st, maintenance.HeldRetriesConfig[*TaskDef]{
 		Owner: cfg.InstanceID, Hold: cfg.RetryHold, LeaseDuration: cfg.LeaseDuration,
@@ -48,7 +49,7 @@ func (rt *Runtime) newServices() {
 		Failed: failed, Probed: func() { rt.health.probed(rt) },
 	})
 	rt.rescuer = maintenance.NewRescuer(st, maintenance.RescuerConfig{
-		Interval: cfg.RescueInterval, Settle: cfg.LeaseDuration,
+		Interval: cfg.RescueInterval, Settle: cfg.LeaseDuration, Grace: rescueGrace(cfg.LeaseDuration),
 		Now: rt.now, Logger: rt.log, UpSince: rt.health.upSince,
 		Leading: func() bool { return rt.elector.Leading() },
 		Policy:  rt.rescuePolicy, Rescued: rt.rescued, Failed: failed,

@@ -37,6 +37,14 @@ type RescuerConfig struct {
 	// outage long enough to lapse leases, before anything is rescued (live
 	// instances renew their leases meanwhile). Default RescuerSettleDefault (30s).
 	Settle time.Duration
+	// Grace is how long after a lease ended, on the database's clock, it
+	// is taken back. The instance that held it stops its function a margin
+	// before the lease ends by its own clock when it cannot renew it (the
+	// runtime's leaseStopMargin); Grace adds to that margin, so that the
+	// next attempt starts only after the last one was told to stop, with
+	// room for the two instances' clock errors. Default 0 (the runtime
+	// passes LeaseDuration/10).
+	Grace time.Duration
 	// Batch is how many expired leases one query returns. Default
 	// RescuerBatchDefault (100).
 	Batch int
@@ -66,11 +74,12 @@ type RescuerConfig struct {
 	Failed func(op string, err error)
 }
 
-// Rescuer takes back tasks whose lease expired (their instance died or
-// hung): the attempt counts as failed (outcome lease_expired), and the task
-// goes on per its policy; a falling_back task goes back to exhausted to
-// retry its fallback. Each rescue is fenced on the expired lease, so a
-// lease renewed meanwhile wins.
+// Rescuer takes back tasks whose lease expired more than Grace ago (their
+// instance died, hung, or was cut off from the database and has stopped
+// their functions): the attempt counts as failed (outcome lease_expired),
+// and the task goes on per its policy; a falling_back task goes back to
+// exhausted to retry its fallback. Each rescue is fenced on the expired
+// lease, so a lease renewed meanwhile wins.
 //
 // Right after an outage every lease looks expired, only because nobody
 // could renew it: the rescuer waits Settle (a LeaseDuration) after the
@@ -126,6 +135,9 @@ func (r *Rescuer) Stop(ctx context.Context) error {
 	return err
 }
 
+// Grace is how long after a lease ended it is taken back (RescuerConfig.Grace).
+func (r *Rescuer) Grace() time.Duration { return r.cfg.Grace }
+
 // Wake makes the rescuer look at once (the role was just taken).
 func (r *Rescuer) Wake() {
 	select {
@@ -160,7 +172,8 @@ func (r *Rescuer) rescue(ctx context.Context) int {
 	rescued := 0
 	for ctx.Err() == nil {
 		now := r.cfg.Now()
-		tasks, err := r.store.ExpiredLeases(ctx, storage.ToMillis(now), r.cfg.Batch)
+		// Leases that ended more than Grace ago.
+		tasks, err := r.store.ExpiredLeases(ctx, storage.ToMillis(now.Add(-r.cfg.Grace)), r.cfg.Batch)
 		if err != nil {
 			if ctx.Err() == nil {
 				r.cfg.Failed("rescue", err)
