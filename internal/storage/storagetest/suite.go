@@ -87,6 +87,7 @@ func areas() []struct {
 		{"Inspector", inspectorCases()},
 		{"Data", dataCases()},
 		{"Requeue", requeueCases()},
+		{"RequeueDependencies", requeueDependencyCases()},
 		{"Operator", operatorCases()},
 		{"GroupCommit", groupCommitCases()},
 		{"Flow", flowCases()},
