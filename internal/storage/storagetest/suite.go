@@ -95,6 +95,7 @@ func areas() []struct {
 		{"Tenants", tenantCases()},
 		{"Dependencies", dependencyCases()},
 		{"Order", orderCases()},
+		{"OrderRequeue", orderRequeueCases()},
 		{"InstanceScope", instanceScopeCases()},
 		{"ConsoleReads", consoleReadCases()},
 	}
