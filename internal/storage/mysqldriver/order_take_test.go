@@ -1,0 +1,129 @@
+package mysqldriver_test
+
+import (
+	"context"
+	"database/sql"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/argo-retry/argo/internal/storage"
+	"github.com/argo-retry/argo/internal/testdb"
+)
+
+// TestKeyedTakesOfOneKeySerialise: two takes of calls of one key at the
+// same moment, each of which alone would see its key free, do not both
+// succeed. Take A (of M) has locked key k, started M and made it the key's
+// holder, and not yet committed; take B (of P, a call of k with a smaller
+// id that became visible meanwhile, as an outbox commit makes it) waits
+// for A's lock, then sees M running and leaves P. Without the key's lock B
+// read M as pending (A's write is not committed) and took P: two calls of
+// one key running.
+func TestKeyedTakesOfOneKeySerialise(t *testing.T) {
+	for _, onetrip := range []bool{false, true} {
+		s := openStore(t, testdb.MySQLDSN(t), onetrip)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		p := sampleTask("ser", storage.StatePending, 1_000_000, 0)
+		m := sampleTask("ser", storage.StatePending, 100, 0)
+		m.OrderKey = sql.NullString{String: "k", Valid: true}
+		for _, task := range []*storage.Task{p, m} {
+			if err := s.Insert(ctx, nil, task); err != nil {
+				t.Fatal(err)
+			}
+		}
+		a, err := s.DB().BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Rollback()
+		for _, q := range []struct {
+			query string
+			args  []any
+		}{
+			{"INSERT INTO argo_order_lock (order_key, holder, takes) VALUES ('k', 0, 0) ON DUPLICATE KEY UPDATE takes = takes", nil},
+			{"UPDATE argo_task SET task_status = ?, execute_times = 1, lease_owner = 'a', lease_until = 60000 WHERE id = ?", []any{storage.StateRunning, m.ID}},
+			{"UPDATE argo_order_lock SET holder = ?, takes = takes + 1 WHERE order_key = 'k'", []any{m.ID}},
+		} {
+			if _, err := a.ExecContext(ctx, q.query, q.args...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.DB().ExecContext(ctx, "UPDATE argo_task SET order_key = 'k', execute_time = 100 WHERE id = ?", p.ID); err != nil {
+			t.Fatal(err)
+		}
+		asRead, err := s.Get(ctx, p.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		type result struct {
+			took []*storage.Task
+			err  error
+		}
+		done := make(chan result, 1)
+		go func() {
+			took, err := s.TakeCandidates(ctx, "b", 300, 300, 60_000, []*storage.Task{asRead})
+			done <- result{took, err}
+		}()
+		// B either returns at once (it did not wait for A) or waits for A's
+		// lock: its statement that takes the key's lock is executing (A's
+		// finished already).
+		var early *result
+		for deadline := time.Now().Add(30 * time.Second); early == nil; {
+			select {
+			case r := <-done:
+				early = &r
+			default:
+			}
+			if early != nil {
+				break
+			}
+			var waits int
+			if err := s.DB().QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE info LIKE 'INSERT INTO argo_order_lock%'").Scan(&waits); err != nil {
+				t.Fatal(err)
+			}
+			if waits > 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				rows, _ := s.DB().QueryContext(ctx, "SELECT COALESCE(info,''), COALESCE(state,'') FROM information_schema.PROCESSLIST")
+				for rows != nil && rows.Next() {
+					var info, state string
+					rows.Scan(&info, &state)
+					t.Logf("%s | %s", state, info)
+				}
+				rows, _ = s.DB().QueryContext(ctx, "SELECT trx_state, COALESCE(trx_query,'') FROM information_schema.INNODB_TRX")
+				for rows != nil && rows.Next() {
+					var info, state string
+					rows.Scan(&state, &info)
+					t.Logf("trx %s | %s", state, info)
+				}
+				t.Fatal("take B neither returned nor waited for a lock")
+			}
+			time.Sleep(5 * time.Millisecond) // polling interval of the condition above
+		}
+		if err := a.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		r := early
+		if r == nil {
+			got := <-done
+			r = &got
+		}
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		if len(r.took) != 0 {
+			t.Fatalf("onetrip %v: take B took %v while take A started call %d of the same key", onetrip, idsOf(r.took), m.ID)
+		}
+	}
+}
+
+func idsOf(tasks []*storage.Task) []int64 {
+	var ids []int64
+	for _, t := range tasks {
+		ids = append(ids, t.ID)
+	}
+	slices.Sort(ids)
+	return ids
+}
