@@ -66,7 +66,7 @@ func TestKeyedTakesOfOneKeySerialise(t *testing.T) {
 			done <- result{took, err}
 		}()
 		// B either returns at once (it did not wait for A) or waits for A's
-		// lock: its statement that takes the key's lock is executing (A's
+		// lock: a statement of B's on the key's row is executing (A's
 		// finished already).
 		var early *result
 		for deadline := time.Now().Add(30 * time.Second); early == nil; {
@@ -79,7 +79,7 @@ func TestKeyedTakesOfOneKeySerialise(t *testing.T) {
 				break
 			}
 			var waits int
-			if err := s.DB().QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE info LIKE 'INSERT INTO argo_order_lock%'").Scan(&waits); err != nil {
+			if err := s.DB().QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE info LIKE 'INSERT INTO argo_order_lock%' OR info LIKE 'UPDATE argo_order_lock%'").Scan(&waits); err != nil {
 				t.Fatal(err)
 			}
 			if waits > 0 {
