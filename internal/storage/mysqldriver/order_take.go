@@ -19,7 +19,11 @@ import (
 // two takes never wait for each other in a cycle), then per candidate, in
 // id order, reads whether an earlier call of its key is unfinished or the
 // key's holder has started and not ended (orderBusy: a fresh read, after
-// the lock, of every take that committed before), takes it with the
+// the lock, of every take that committed before) — unless the candidate is
+// the holder itself, retrying or exhausted, whose retries and fallback go on
+// (it holds the key until it ends; were it held back behind an earlier call
+// that became visible after it started, that call would wait for it and
+// neither would ever start) — takes it with the
 // ordinary fenced ClaimTake, and makes it the key's holder (setOrderHolder,
 // which always changes the row: on Galera two takes of one key on two
 // nodes conflict at certification, and the later is rolled back and run
@@ -30,6 +34,9 @@ var (
 
 	// lockOrderKey creates the key's row or X-locks it as it is.
 	lockOrderKey = "INSERT INTO argo_order_lock (order_key, holder, takes) VALUES (?, 0, 0) ON DUPLICATE KEY UPDATE takes = takes"
+
+	// orderHolder reads the key's holder: argument key.
+	orderHolder = "SELECT holder FROM argo_order_lock WHERE order_key = ?"
 
 	// orderBusy: arguments key, id, key, id.
 	orderBusy = "SELECT EXISTS (SELECT 1 FROM argo_task ahead WHERE ahead.order_open = ? AND ahead.id < ?)" +
@@ -75,12 +82,21 @@ func (d *Driver) takeKeyed(ctx context.Context, conn storage.Conn, owner string,
 		}
 		for _, t := range byID {
 			k := t.OrderKey.String
-			var busy bool
-			if err := tx.GetContext(ctx, &busy, orderBusy, k, t.ID, k, t.ID); err != nil {
+			var holder int64
+			if err := tx.GetContext(ctx, &holder, orderHolder, k); err != nil {
 				return err
 			}
-			if busy {
-				continue
+			// The key's holder goes on to its retries and fallback (it
+			// holds the key until it ends); any other call waits until no
+			// earlier call of the key is unfinished and the holder has ended.
+			if holder != t.ID || !slices.Contains(storage.OrderStartedStates, t.State) {
+				var busy bool
+				if err := tx.GetContext(ctx, &busy, orderBusy, k, t.ID, k, t.ID); err != nil {
+					return err
+				}
+				if busy {
+					continue
+				}
 			}
 			res, err := tx.ExecContext(ctx, ClaimTake, owner, leaseUntil, now, t.ID, t.State, t.ExecuteTimes, dueBy, now)
 			if err != nil {

@@ -16,6 +16,7 @@ func orderOverlapCases() []testCase {
 	return []testCase{
 		{"OutboxCommittedAfterALaterCallStarted", orderOutboxLate},
 		{"TakeRechecksTheKey", orderTakeRechecks},
+		{"HolderRetriesBeforeAnEarlierCall", orderHolderRetries},
 	}
 }
 
@@ -103,5 +104,45 @@ func orderTakeRechecks(t *testing.T, e Engine) {
 	took, err = s.TakeCandidates(ctx, "w2", 500, 500, 60_000, []*storage.Task{asRead})
 	if err != nil || !slices.Equal(idsOf(took), []int64{p.ID}) {
 		t.Fatalf("the take after the running call ended took %v, %v; want %d", idsOf(took), err, p.ID)
+	}
+}
+
+// The call that holds the key goes on to its retries (and its fallback)
+// although a call of the key with a smaller id became visible meanwhile:
+// M, taken first, fails and is retrying; P, with a smaller id, waits for
+// M's end; M's retry is not held back behind P (which waits for M: neither
+// would ever start).
+func orderHolderRetries(t *testing.T, e Engine) {
+	oneWriterSkip(t, e)
+	s := e.Open(t)
+	ctx := ctxFor(t)
+	p := newTask("hr", pending, 1_000_000, 0)
+	insert(t, s, p)
+	m := keyed("hr", "k", pending, 100)
+	insert(t, s, m)
+	if got := claimIDs(t, s, "w1", 200, 10, "hr"); !slices.Equal(got, []int64{m.ID}) {
+		t.Fatalf("claim took %v, want %d", got, m.ID)
+	}
+	exec(t, s, "UPDATE argo_task SET order_key = 'k', execute_time = 100 WHERE id = ?", p.ID)
+	if err := s.Finish(ctx, failure(get(t, s, m.ID), retrying, 300, "not yet"), 250); err != nil {
+		t.Fatal(err)
+	}
+	if got := claimIDs(t, s, "w2", 400, 10, "hr"); !slices.Equal(got, []int64{m.ID}) {
+		t.Fatalf("claim while the key's holder retries took %v, want the holder's retry %d (not %d)", got, m.ID, p.ID)
+	}
+	if err := s.Finish(ctx, failure(get(t, s, m.ID), exhausted, 500, "gave up"), 500); err != nil {
+		t.Fatal(err)
+	}
+	if got := claimIDs(t, s, "w2", 600, 10, "hr"); !slices.Equal(got, []int64{m.ID}) {
+		t.Fatalf("claim of the holder's fallback took %v, want %d", got, m.ID)
+	}
+	if got := get(t, s, m.ID).State; got != fallingBack {
+		t.Fatalf("holder is %s, want falling_back", got)
+	}
+	if err := s.Finish(ctx, storage.Finishing{Fence: fenceOf(get(t, s, m.ID)), To: recovered, Due: 700}, 700); err != nil {
+		t.Fatal(err)
+	}
+	if got := claimIDs(t, s, "w2", 800, 10, "hr"); !slices.Equal(got, []int64{p.ID}) {
+		t.Fatalf("claim after the holder ended took %v, want %d", got, p.ID)
 	}
 }
