@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -211,6 +212,10 @@ func (in *Inspector) changeWhere(ctx context.Context, f Filter, dryRun bool, cha
 	if err != nil || dryRun {
 		return len(ids), err
 	}
+	// Oldest first: an upstream task is requeued before the tasks after it
+	// (whose requeue then runs after its new task, docs/dependencies.md), and
+	// requeued calls of one order key enter its order as they were.
+	slices.Sort(ids)
 	n := 0
 	for _, id := range ids {
 		err := change(ctx, id)

@@ -16,14 +16,19 @@ func (in *Inspector) RequeueWithReason(ctx context.Context, id int64, reason str
 }
 
 // RequeueAsNew requeues a dead or discarded task as a new task and returns
-// its id: the same call (name, arguments, policy), pending, due now, with
-// fresh ids and so fresh idempotency keys, linked to the old task
-// (Links: requeued_from on the new row, requeued_to on the old). The old
-// row keeps its state and history; its unique key, if any, moves to the new
-// row. The requeue is recorded in the operator trail (who: in.Operator;
-// reason may be empty). A succeeded or recovered task is refused with a
-// *FinishedError; a task requeued before with ErrAlreadyRequeued; any other
-// state with a *TransitionError. All three match ErrTransitionInvalid.
+// its id: the same call (name, arguments, policy, order key), pending, due
+// now, with fresh ids and so fresh idempotency keys, linked to the old task
+// (Links: requeued_from on the new row, requeued_to on the old). A task
+// with upstream tasks keeps them: the new task is blocked while one has not
+// yet succeeded (an upstream task that was requeued counts as its newest
+// task), and the requeue is refused with an error wrapping ErrDependency
+// while one is dead, discarded or skipped (docs/dependencies.md, "Requeue").
+// The old row keeps its state and history; its unique key, if any, moves to
+// the new row. The requeue is recorded in the operator trail (who:
+// in.Operator; reason may be empty). A succeeded or recovered task is
+// refused with a *FinishedError; a task requeued before with
+// ErrAlreadyRequeued; any other state with a *TransitionError. All three
+// match ErrTransitionInvalid.
 func (in *Inspector) RequeueAsNew(ctx context.Context, id int64, reason string) (int64, error) {
 	if err := storage.CheckOperatorText("requeue reason", reason); err != nil {
 		return 0, err

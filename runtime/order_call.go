@@ -8,9 +8,12 @@ import (
 
 // Ordered keys (Call.OrderKey; docs/semantics.md, "Ordered keys").
 //
-// A keyed call starts only through the claim, whose order gate
-// (internal/storage/order.go) admits a keyed row only while no earlier row
-// of its key is unfinished. Every other start path is closed to it: Submit
+// A keyed call starts only through the claim, whose order gate admits a
+// keyed row only while no earlier row of its key is unfinished, and whose
+// keyed take (internal/storage/order.go) re-checks the key under the key's
+// lock on MySQL, so two calls of one key never run at once even when an
+// outbox call commits after a later one started. Every other start path
+// is closed to it: Submit
 // does not write it leased for an immediate first attempt, SubmitTx's
 // commit watcher does not claim it by id, and the scheduled-call holds
 // never hold it. A held retry keeps the key (the task is unfinished).

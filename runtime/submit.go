@@ -118,9 +118,6 @@ func (rt *Runtime) Submit(ctx context.Context, c Call) (int64, error) {
 		return 0, notPersisted(c.Task.Name, err)
 	}
 	h := rt.handler(t.Name)
-	if err := orderedCallAllowed(c, h); err != nil {
-		return 0, notPersisted(t.Name, err)
-	}
 	// A task under flow control starts only through the gated claim, and so
 	// does a keyed call (the claim's order gate, order_call.go).
 	runNow := t.PerformanceWay == Immediate && c.RunAt.IsZero() && h != nil && h.Flow == nil && c.OrderKey == "" && rt.works(t.Name, t.Tenant)
@@ -207,9 +204,6 @@ func (rt *Runtime) SubmitTx(ctx context.Context, tx Execer, c Call) (int64, erro
 	t := rt.newTask(c, p, rt.now())
 	if err := stampCaller(ctx, c, t); err != nil {
 		return 0, notPersisted(c.Task.Name, err)
-	}
-	if err := orderedCallAllowed(c, rt.handler(t.Name)); err != nil {
-		return 0, notPersisted(t.Name, err)
 	}
 	token := storage.NewSubmitToken()
 	if err := rt.store.InsertToken(ctx, tx, t, token); err != nil {

@@ -116,9 +116,15 @@ func (c Call) validate() error {
 	return nil
 }
 
-// prepareCall is prepare for c's task, after c itself is validated.
+// prepareCall is prepare for c's task, after c itself is validated: the one
+// check of a call that every submit path (Submit, Submit with After,
+// SubmitTx, SubmitGroup, and the helpers generated code calls) runs before
+// anything is written, so each refuses the same calls with the same error.
 func (rt *Runtime) prepareCall(c Call) (*preparedDef, error) {
 	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	if err := orderedCallAllowed(c, rt.handler(c.Task.Name)); err != nil {
 		return nil, err
 	}
 	return rt.prepare(c.Task)

@@ -306,6 +306,17 @@ func (s *Store) unskipDownstream(ctx context.Context, tx *sqlx.Tx, old, fresh in
 	if _, err := tx.ExecContext(ctx, s.sql.DepRepoint(len(ids)), append([]any{fresh, old}, anySlice(ids)...)...); err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, s.sql.DepUnskip(len(ids)), append([]any{now}, anySlice(ids)...)...)
-	return err
+	// A keyed task passed its order key on when it was skipped: it stays
+	// skipped and is requeued as a new call at the end of its key
+	// (order_requeue.go).
+	plain, keyed, err := s.keyedAmong(ctx, tx, ids)
+	if err != nil {
+		return err
+	}
+	if len(plain) > 0 {
+		if _, err := tx.ExecContext(ctx, s.sql.DepUnskip(len(plain)), append([]any{now}, anySlice(plain)...)...); err != nil {
+			return err
+		}
+	}
+	return s.requeueSkippedKeyed(ctx, tx, old, fresh, keyed, ids, now)
 }

@@ -10,12 +10,24 @@ import "github.com/argo-retry/argo/argotype"
 // (each driver's OrderGate). Only the head of each key is ever claimable,
 // so a key's tasks start one at a time, in id order, on any instance.
 //
-// The gate needs no lock and no write: it is monotonic. Once every earlier
-// task of a key has finished, none of them becomes unfinished again (a
-// requeue writes a new task, with a new and larger id, at the end of the
-// key's order), so a gate read true before the fenced take stays true
-// when the take runs. The take's own fence (state and attempt as read)
-// keeps two claimers from both taking the head.
+// The gate alone is not enough where ids do not follow commit order. MySQL
+// hands out an id at the INSERT: a keyed call written in a transaction left
+// open (the outbox) holds id N while a later call of its key gets N+k,
+// commits and is taken; when the transaction commits, N sees no earlier
+// unfinished call and would start beside N+k. So on MySQL every take of a
+// keyed call runs under its key's row of argo_order_lock (migration
+// 000015; mysqldriver/order_take.go): it locks the row, re-checks the gate
+// and that the key's holder (the call the key's last take started) is not
+// in OrderStartedStates, takes the call and makes it the holder, in one
+// transaction. Two takes of one key are serialised, and a call never
+// starts while another of its key runs, whatever the ids. On SQLite one
+// transaction writes at a time: a transaction that inserted a keyed row
+// holds the write lock until it ends, ids follow commit order, and the
+// claim's gate, one statement under that lock, is exact. Once every earlier
+// task of a key has finished none of them becomes unfinished again (a
+// requeue writes a new task at the end of the key's order; a keyed task
+// skipped by a failed upstream task is requeued as a new call, not brought
+// back: order_requeue.go).
 //
 // Rows without a key never reach the gate's subquery (order_key IS NULL
 // short-circuits it), and their index entry never changes.
@@ -44,6 +56,12 @@ func orderHoldingStates() []State {
 	}
 	return out
 }
+
+// OrderStartedStates are the states of a call that has started and holds
+// its key until it ends: running, retrying, exhausted, falling_back. A
+// keyed take refuses a call while its key's holder is in one of them
+// (argo_order_lock, migration 000015; each driver's keyed take).
+var OrderStartedStates = []State{StateRunning, StateRetrying, StateExhausted, StateFallingBack}
 
 // MaxOrderKeyBytes is the longest order key (the width of
 // argo_task.order_key).

@@ -60,8 +60,12 @@ func (s *Store) RequeueRecorded(ctx context.Context, id int64, reason, who strin
 
 // RequeueAsNew requeues a dead or discarded task as a new task, and returns
 // the new task's id. In one transaction it writes a new row with the old
-// one's call (name, arguments, policy, shard, alert, fallback), pending,
-// due at now, with no attempts and requeued_from set to id; it sets the old
+// one's call (name, arguments, policy, shard, alert, fallback, order key),
+// pending and due at now — or blocked, when one of the old task's upstream
+// tasks has not yet succeeded — with no attempts, requeued_from set to id
+// and the old task's dependencies (requeueDependencies: an upstream task
+// that failed and was requeued is replaced by its newest task; one that
+// failed for good refuses the requeue with ErrDependency); it sets the old
 // row's requeued_to to the new id, which is all it changes there (its
 // state, error texts and history stay); it moves the old row's unique key,
 // if any, to the new row (so that the key still names the call's live
@@ -88,7 +92,17 @@ func (s *Store) RequeueAsNew(ctx context.Context, id int64, reason, who string, 
 		}
 		found = true
 		fresh := requeuedTask(&old, now)
+		deps, blocked, err := s.requeueDependencies(ctx, tx, id) // requeue_deps.go
+		if err != nil {
+			return err
+		}
+		if blocked {
+			fresh.State = StateBlocked
+		}
 		if err := s.InsertToken(ctx, tx, fresh, NewSubmitToken()); err != nil {
+			return err
+		}
+		if err := s.insertRequeueEdges(ctx, tx, fresh.ID, deps, now); err != nil {
 			return err
 		}
 		res, err := tx.ExecContext(ctx, s.sql.MarkRequeued, fresh.ID, id)

@@ -71,17 +71,40 @@ func (d *Driver) TakeCandidates(ctx context.Context, conn storage.Conn, owner st
 	if len(cands) == 0 {
 		return nil, nil
 	}
-	byID := storage.SortedByID(cands)
+	byID, keyed := splitKeyed(storage.SortedByID(cands))
+	var tookKeyed []*storage.Task
+	if len(keyed) > 0 { // under their keys' locks (order_take.go)
+		var err error
+		if tookKeyed, err = d.takeKeyed(ctx, conn, owner, now, dueBy, leaseUntil, keyed); err != nil {
+			return nil, err
+		}
+		if len(byID) == 0 {
+			return tookKeyed, nil
+		}
+	}
 	if d.onetripDB() != nil {
 		all, err := d.takeAllOnetrip(ctx, owner, now, dueBy, leaseUntil, byID)
 		if err != nil && !d.IsRetryableLockError(err) {
-			return nil, err
+			return keptOnError(tookKeyed, err)
 		}
 		if all {
-			return byID, nil
+			return append(tookKeyed, byID...), nil
 		}
 	}
-	return storage.TakeRowwise(ctx, d, conn, owner, now, dueBy, leaseUntil, byID)
+	took, err := storage.TakeRowwise(ctx, d, conn, owner, now, dueBy, leaseUntil, byID)
+	if err != nil {
+		return keptOnError(tookKeyed, err)
+	}
+	return append(tookKeyed, took...), nil
+}
+
+// keptOnError returns the keyed candidates already taken (committed: they
+// are this claim's to run; the next claim meets the error), or err if none.
+func keptOnError(took []*storage.Task, err error) ([]*storage.Task, error) {
+	if len(took) > 0 {
+		return took, nil
+	}
+	return nil, err
 }
 
 // TakeAllArgs are the arguments of ClaimTakeAll for candidates byID.

@@ -61,11 +61,19 @@ func ClaimCandidates(scope string) string {
 
 // OrderGate admits a row without an order key, or a keyed row no earlier
 // row of whose key is unfinished (storage/order.go): one range of
-// idx_order_open, which holds only unfinished keyed rows.
+// idx_order_open, which holds only unfinished keyed rows; and whose key's
+// holder (argo_order_lock, migration 000015) has not started and not ended
+// — two primary-key reads, for a key's head only; or the key's holder
+// itself, retrying or exhausted (its retries and fallback go on). The keyed
+// take re-checks this under the key's lock (order_take.go): the gate only
+// keeps a call that would be refused there out of the claim's candidates.
 // The claim puts it after its scope: rows of other names are left before
 // the gate is looked at (before the scope, it slowed the SQLite claim
 // enough to bunch a flow group's starts in TestFlowBreakerOutage).
-const OrderGate = "(order_key IS NULL OR NOT EXISTS (SELECT 1 FROM argo_task ahead WHERE ahead.order_open = argo_task.order_key AND ahead.id < argo_task.id))"
+var OrderGate = "(order_key IS NULL" +
+	" OR (task_status IN " + storage.StateSet(storage.OrderStartedStates...) + " AND EXISTS (SELECT 1 FROM argo_order_lock l WHERE l.order_key = argo_task.order_key AND l.holder = argo_task.id))" +
+	" OR (NOT EXISTS (SELECT 1 FROM argo_task ahead WHERE ahead.order_open = argo_task.order_key AND ahead.id < argo_task.id)" +
+	" AND NOT EXISTS (SELECT 1 FROM argo_order_lock l JOIN argo_task h ON h.id = l.holder WHERE l.order_key = argo_task.order_key AND l.holder <> argo_task.id AND h.task_status IN " + storage.StateSet(storage.OrderStartedStates...) + ")))"
 
 // ClaimTake takes one candidate still as read (Statements.ClaimTake).
 var ClaimTake = "UPDATE " + byID + " SET " + claimSet + " WHERE id = ? AND task_status = ? AND execute_times = ? AND execute_time <= ? AND lease_until <= ?"

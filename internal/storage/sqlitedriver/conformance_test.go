@@ -20,6 +20,7 @@ func TestConformance(t *testing.T) {
 	storagetest.Run(t, storagetest.Engine{
 		Open:            openStore,
 		LimitErrorTexts: limitErrorTexts,
+		OneWriter:       true,
 	})
 }
 

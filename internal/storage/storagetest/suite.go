@@ -47,6 +47,12 @@ type Engine struct {
 	// where SQLite's store the value whole.
 	RefusesOversizedValues bool
 
+	// OneWriter says the engine runs one writing transaction at a time
+	// (SQLite): a transaction that inserted a row holds the write lock
+	// until it ends, so ids follow commit order. Cases of interleavings
+	// that need two writers at once are skipped there, saying so.
+	OneWriter bool
+
 	// LimitErrorTexts makes the error-text columns of s's database
 	// (argo_task.error_msg and fallback_error_msg, argo_task_attempt.error_msg)
 	// refuse, for their data, a text of more than maxChars characters: a
@@ -87,6 +93,7 @@ func areas() []struct {
 		{"Inspector", inspectorCases()},
 		{"Data", dataCases()},
 		{"Requeue", requeueCases()},
+		{"RequeueDependencies", requeueDependencyCases()},
 		{"Operator", operatorCases()},
 		{"GroupCommit", groupCommitCases()},
 		{"Flow", flowCases()},
@@ -94,6 +101,8 @@ func areas() []struct {
 		{"Tenants", tenantCases()},
 		{"Dependencies", dependencyCases()},
 		{"Order", orderCases()},
+		{"OrderRequeue", orderRequeueCases()},
+		{"OrderOverlap", orderOverlapCases()},
 		{"InstanceScope", instanceScopeCases()},
 		{"ConsoleReads", consoleReadCases()},
 	}
