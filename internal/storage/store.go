@@ -37,6 +37,8 @@ type Store struct {
 	group *groupCommit
 	// flowMembers: each flow group's members as last read (flow_batched.go).
 	flowMembers flowMembers
+	// packet: the server's packet limit as last read (packet.go).
+	packet packetLimit
 }
 
 // Options are what a Store needs beyond the handle. The zero value is valid.

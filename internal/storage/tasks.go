@@ -35,6 +35,9 @@ func (s *Store) Insert(ctx context.Context, ex Execer, t *Task) error {
 // is new: there is no resolution by running the INSERT again there.) A unique-key clash returns
 // ErrDuplicate with t.ID set to the existing row.
 func (s *Store) InsertToken(ctx context.Context, ex Execer, t *Task, token []byte) error {
+	if err := s.CheckRowFits(ctx, t, false); err != nil {
+		return err // nothing sent
+	}
 	var res sql.Result
 	var err error
 	if ex != nil {
@@ -66,6 +69,9 @@ func (s *Store) InsertToken(ctx context.Context, ex Execer, t *Task, token []byt
 				return fmt.Errorf("%w (and its id could not be read: %v)", ErrDuplicate, qerr)
 			}
 			return ErrDuplicate
+		}
+		if tl := s.tooLargeRefusal(ctx, t, err); tl != nil {
+			return tl
 		}
 		return err
 	}
