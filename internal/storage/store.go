@@ -39,6 +39,9 @@ type Store struct {
 	flowMembers flowMembers
 	// packet: the server's packet limit as last read (packet.go).
 	packet packetLimit
+	// unclaimed: rows of claims whose outcome was unknown, to be given
+	// back (claim_unknown.go).
+	unclaimed unclaimedRows
 }
 
 // Options are what a Store needs beyond the handle. The zero value is valid.
