@@ -2,8 +2,8 @@ package mysqldriver
 
 import (
 	"context"
-	"errors"
 	"database/sql/driver"
+	"errors"
 	"slices"
 
 	"github.com/argo-retry/argo/internal/storage"
