@@ -101,6 +101,11 @@ type unclaimedRows struct {
 	rows []MaybeClaimed
 }
 
+// maxPendingClaims bounds the rows remembered for a give-back (claims
+// failing one after another through a long outage): the oldest are
+// dropped first, left to the rescuer.
+const maxPendingClaims = 10_000
+
 // noteClaim remembers the rows of err if it is a *ClaimUnknownError, to be
 // given back (GiveBackPendingClaims), and returns err.
 func (s *Store) noteClaim(err error) error {
@@ -108,6 +113,9 @@ func (s *Store) noteClaim(err error) error {
 	if errors.As(err, &cu) {
 		s.unclaimed.mu.Lock()
 		s.unclaimed.rows = append(s.unclaimed.rows, cu.Rows...)
+		if over := len(s.unclaimed.rows) - maxPendingClaims; over > 0 {
+			s.unclaimed.rows = append([]MaybeClaimed(nil), s.unclaimed.rows[over:]...)
+		}
 		s.unclaimed.mu.Unlock()
 	}
 	return err
