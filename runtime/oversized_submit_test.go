@@ -138,3 +138,41 @@ func TestOversizedSubmitIsRefusedAtOnce(t *testing.T) {
 		})
 	}
 }
+
+// A submit whose INSERT loses its answer every time it is run (the row
+// was written by the first run; each run again meets it and loses its
+// answer too) is not re-run for ever under context.Background(): after a
+// bounded number of broken runs the resolution reads the row by its token
+// and returns nil. The row runs once, as attempt 1.
+func TestSubmitWhoseEveryRunLosesItsAnswer(t *testing.T) {
+	rt, proxy := proxiedRuntime(t, nil)
+	var log runLog
+	def := &TaskDef{Name: "every.run.lost", Policy: fastPolicy(1), Run: func(ctx context.Context, args []byte) error {
+		log.add(ctx, args)
+		return nil
+	}}
+	if err := rt.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	proxy.CutAnswer("INSERT INTO argo_task (", 1000)
+	var id int64
+	err := within(t, 60*time.Second, "Submit", func() error {
+		var err error
+		id, err = rt.Submit(context.Background(), Call{Task: def, Args: markerArgs("every")})
+		return err
+	})
+	cuts := proxy.Cuts()
+	if err != nil || id == 0 {
+		t.Fatalf("Submit whose every INSERT lost its answer: id %d, %v after %d lost answers; want the row's id, nil", id, err, cuts)
+	}
+	if cuts < 2 {
+		t.Fatalf("%d answers lost, want the first run's and the resolution's", cuts)
+	}
+	if n := rowsWithMarker(t, rt, "every"); n != 1 {
+		t.Fatalf("%d rows for the submit, want 1", n)
+	}
+	task := waitSucceeded(t, rt, id, 20*time.Second)
+	if got := log.get("every"); len(got) != 1 || got[0] != 1 || task.ExecuteTimes != 1 {
+		t.Fatalf("runs %v, execute_times %d: want one run, attempt 1", got, task.ExecuteTimes)
+	}
+}
