@@ -12,6 +12,7 @@ func (rt *Runtime) startLoops() {
 	go func() {
 		defer rt.loops.Done()
 		defer close(rt.pollDone)
+		defer rt.giveBackClaimsOnStop() // claim_unknown.go
 		rt.pollLoop()
 	}()
 	go func() {
@@ -47,6 +48,7 @@ func (rt *Runtime) pollLoop() {
 }
 
 func (rt *Runtime) claimAvailable() {
+	rt.giveBackClaims(rt.ctx) // rows of a claim whose COMMIT's answer was lost (claim_unknown.go)
 	for rt.ctx.Err() == nil {
 		batch := rt.cfg.ClaimBatch
 		if now := rt.now(); rt.holds.AnyDue(now) {

@@ -158,7 +158,7 @@ cmd_start() {
 		--skip-name-resolve \
 		--innodb-buffer-pool-size=256M \
 		--max-connections=500 \
-		--max-allowed-packet=64M \
+		--max-allowed-packet=16M \
 		--character-set-server=utf8mb4 \
 		--collation-server=utf8mb4_general_ci \
 		</dev/null >>"$dir/mariadbd.log" 2>&1 &

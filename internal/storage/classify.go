@@ -32,13 +32,13 @@ func IsDuplicate(err error) bool {
 // IsLastingRefusal reports a refusal the same statement meets every time
 // (Driver.IsLastingRefusal).
 func IsLastingRefusal(err error) bool {
-	return err != nil && eachDriver(func(d Driver) bool { return d.IsLastingRefusal(err) })
+	return err != nil && (isRowTooLarge(err) || eachDriver(func(d Driver) bool { return d.IsLastingRefusal(err) }))
 }
 
 // OutcomeKnown reports whether a failed write certainly changed nothing
 // (Driver.OutcomeKnown).
 func OutcomeKnown(err error) bool {
-	return err != nil && eachDriver(func(d Driver) bool { return d.OutcomeKnown(err) })
+	return err != nil && (isRowTooLarge(err) || eachDriver(func(d Driver) bool { return d.OutcomeKnown(err) }))
 }
 
 // DescribeLockRefusal explains a lock refusal of an INSERT written into the
@@ -68,5 +68,6 @@ func RuntimeGrantError(db *sql.DB, err error) error {
 }
 
 // OutcomeKnown reports whether a failed write certainly changed nothing on
-// the Store's engine (Driver.OutcomeKnown).
-func (s *Store) OutcomeKnown(err error) bool { return s.d.OutcomeKnown(err) }
+// the Store's engine (Driver.OutcomeKnown; a row refused as too large
+// before it was sent, RowTooLargeError, changed nothing either).
+func (s *Store) OutcomeKnown(err error) bool { return isRowTooLarge(err) || s.d.OutcomeKnown(err) }

@@ -131,12 +131,14 @@ func (s *Store) ClaimFlow(ctx context.Context, c FlowClaim) (FlowClaimResult, er
 		// or the server rolled it back for a lock conflict.
 		r, done, err := s.claimFlowBatched(ctx, fb, c, scope, slices.Clip(append([]any{c.Now, c.Now}, nameArgs...)))
 		if err != nil && !s.d.IsRetryableLockError(err) {
-			return FlowClaimResult{}, err
+			return FlowClaimResult{}, s.noteClaim(err) // rows of a lost COMMIT's answer: given back (claim_unknown.go)
 		}
 		out, batched = r, err == nil && done
 	}
+	var maybe []*Task // every candidate a take was tried on, as read
 	claim := func(tx *sqlx.Tx) error {
 		out = FlowClaimResult{}
+		maybe = maybe[:0]
 		st, err := s.lockFlow(ctx, tx, c.Group, true)
 		if err != nil {
 			return err
@@ -153,6 +155,7 @@ func (s *Store) ClaimFlow(ctx context.Context, c FlowClaim) (FlowClaimResult, er
 					return nil, err
 				}
 			}
+			maybe = append(maybe, cands...)
 			return s.takeFlow(ctx, tx, c, SortedByID(cands))
 		}
 		take := func(states []State, limit int, scope string) ([]*Task, error) {
@@ -234,7 +237,9 @@ func (s *Store) ClaimFlow(ctx context.Context, c FlowClaim) (FlowClaimResult, er
 	}
 	if !batched {
 		if err := s.writeIso(ctx, sql.LevelReadCommitted, claim); err != nil {
-			return FlowClaimResult{}, err
+			// A COMMIT whose answer was lost may have taken the rows: they
+			// are remembered and given back (claim_unknown.go).
+			return FlowClaimResult{}, s.noteClaim(ClaimUnknown(s.d, err, c.Owner, c.Now, c.LeaseUntil, maybe))
 		}
 	}
 	for _, t := range out.Tasks { // as the claim's SET wrote them

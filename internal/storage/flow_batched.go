@@ -186,7 +186,7 @@ func (s *Store) claimFlowBatched(ctx context.Context, fb FlowBatcher, c FlowClai
 			return out, false, nil // a candidate changed since the read: rolled back
 		}
 		if err := b.Commit(ctx); err != nil {
-			return out, false, err
+			return out, false, ClaimUnknown(s.d, err, c.Owner, c.Now, c.LeaseUntil, took)
 		}
 	}
 	return FlowClaimResult{Tasks: took, WakeAt: wakeAt, Breaker: st.Breaker, GrantUntil: grantUntil}, true, nil

@@ -99,6 +99,9 @@ func (e *UnresolvedError) Unwrap() error { return e.Last }
 // Concurrent submits are grouped into one transaction where the engine
 // chooses it (group_commit.go); each still gets its own answer.
 func (s *Store) SubmitInsert(ctx context.Context, t *Task, token []byte) (resolved bool, err error) {
+	if err := s.CheckRowFits(ctx, t, false); err != nil {
+		return false, err // nothing sent; never joins a group it would break
+	}
 	if g := s.group; g != nil {
 		return g.submit(&groupCall{ctx: ctx, t: t, token: token, wake: make(chan struct{})})
 	}
@@ -118,7 +121,7 @@ func (s *Store) settleSubmit(ctx context.Context, t *Task, token []byte, err err
 	}
 	rctx, cancel := ResolveContext(ctx, SubmitResolveFloor)
 	defer cancel()
-	ambiguous := !s.d.OutcomeKnown(err)
+	ambiguous := !s.OutcomeKnown(err)
 	for try := 2; ; try++ {
 		switch {
 		case ambiguous:
@@ -132,7 +135,7 @@ func (s *Store) settleSubmit(ctx context.Context, t *Task, token []byte, err err
 		if err == nil || errors.Is(err, ErrDuplicate) {
 			return false, err
 		}
-		ambiguous = !s.d.OutcomeKnown(err)
+		ambiguous = !s.OutcomeKnown(err)
 	}
 }
 
@@ -164,18 +167,56 @@ func (s *Store) ResolveTxInsert(ctx context.Context, tx Execer, t *Task, token [
 	}
 }
 
+// maxBrokenReruns bounds how many times a resolution runs a submit's INSERT
+// again when each run reaches the server and breaks the connection
+// mid-statement: a write that fails that way every time (a row the server
+// drops the connection for) is then resolved by reading, not re-run for
+// ever.
+const maxBrokenReruns = 5
+
 // ResolveInsert runs a submit's INSERT again until it gives an answer or
 // ctx ends: nil (written now, or a duplicate on the token: written before;
 // t.ID is set either way), ErrDuplicate, a lasting refusal (the first run
-// was refused too), or *UnresolvedError with the last error. Without a
-// deadline on ctx it tries until the database answers.
+// was refused too; for a row too large for the server, RowTooLargeError,
+// only once a read by the token finds no row), or *UnresolvedError with
+// the last error. Without a deadline on ctx it tries while the database
+// cannot be reached; once maxBrokenReruns runs have reached the server and
+// broken mid-statement it reads by the token instead: the row (nil), or
+// *UnresolvedError.
 func (s *Store) ResolveInsert(ctx context.Context, t *Task, token []byte, last error) error {
+	broken := 0
 	for try := 1; ; try++ {
 		if try > 1 && !sleepCtx(ctx, lockBackoff(try)) {
 			return &UnresolvedError{Last: last}
 		}
 		err := s.InsertToken(ctx, nil, t, token)
+		if err != nil && !errors.Is(err, ErrDuplicate) && !s.OutcomeKnown(err) && ctx.Err() == nil {
+			// Sent and broken: the server may refuse this row for its
+			// size (a limit lowered since it was last read) by dropping
+			// the connection.
+			broken++
+			if tl := s.CheckRowFits(ctx, t, true); tl != nil {
+				err = tl
+			}
+		}
 		switch {
+		case isRowTooLarge(err) || (broken >= maxBrokenReruns && ctx.Err() == nil):
+			// The same INSERT cannot succeed: what the earlier runs did
+			// is read, not run again.
+			id, rerr := s.SubmitTokenID(ctx, token)
+			switch {
+			case rerr == nil && id != 0:
+				t.ID = id
+				return nil
+			case rerr == nil && isRowTooLarge(err):
+				return err // no row, and none can be written
+			case rerr == nil:
+				return &UnresolvedError{Last: err}
+			}
+			if ctx.Err() != nil {
+				return &UnresolvedError{Last: lastCause(rerr, err)}
+			}
+			err = rerr
 		case err == nil || errors.Is(err, ErrDuplicate) || s.d.IsLastingRefusal(err):
 			return err
 		case ctx.Err() != nil:

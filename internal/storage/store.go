@@ -37,6 +37,11 @@ type Store struct {
 	group *groupCommit
 	// flowMembers: each flow group's members as last read (flow_batched.go).
 	flowMembers flowMembers
+	// packet: the server's packet limit as last read (packet.go).
+	packet packetLimit
+	// unclaimed: rows of claims whose outcome was unknown, to be given
+	// back (claim_unknown.go).
+	unclaimed unclaimedRows
 }
 
 // Options are what a Store needs beyond the handle. The zero value is valid.

@@ -3,6 +3,7 @@ package mysqldriver
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"slices"
 
 	"github.com/argo-retry/argo/internal/storage"
@@ -40,17 +41,32 @@ func (d *Driver) Claim(ctx context.Context, conn storage.Conn, c storage.ClaimRe
 		}
 		took, err := d.TakeCandidates(ctx, conn, c.Owner, c.Now, c.DueBy, c.LeaseUntil, cands)
 		if err != nil {
-			if len(won) > 0 {
+			// A take whose COMMIT's answer was lost may have taken any of
+			// cands: a *storage.ClaimUnknownError names them, returned
+			// with the rows taken for certain.
+			err = storage.ClaimUnknown(d, err, c.Owner, c.Now, c.LeaseUntil, cands)
+			var cu *storage.ClaimUnknownError
+			if len(won) > 0 && !errors.As(err, &cu) {
 				break
 			}
-			return nil, err
+			if len(won) == 0 {
+				return nil, err
+			}
+			claimedAs(won, c)
+			return won, err
 		}
 		won = append(won, took...)
 		if len(took) == len(cands) || len(cands) < want {
 			break // nothing lost to another claimer, or no more due rows
 		}
 	}
-	for _, t := range won { // as the claim's SET wrote them
+	claimedAs(won, c)
+	return won, nil
+}
+
+// claimedAs sets won as the claim's SET wrote them.
+func claimedAs(won []*storage.Task, c storage.ClaimRequest) {
+	for _, t := range won {
 		if t.State == storage.StateExhausted {
 			t.State = storage.StateFallingBack
 		} else {
@@ -59,7 +75,6 @@ func (d *Driver) Claim(ctx context.Context, conn storage.Conn, c storage.ClaimRe
 		}
 		t.LeaseOwner, t.LeaseUntil, t.GmtModified = c.Owner, c.LeaseUntil, c.Now
 	}
-	return won, nil
 }
 
 // TakeCandidates takes the candidates whose row is still as read and

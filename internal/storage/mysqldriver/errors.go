@@ -77,9 +77,13 @@ func (d *Driver) IsDuplicateColumn(err error) bool {
 
 // IsLastingRefusal reports any refusal by the server but lock conflicts
 // and the server's passing states (too many connections, shutting down,
-// connection killed, read-only during a failover, interrupted). A failure
+// connection killed, read-only during a failover, interrupted), and the
+// driver's refusal of a packet over the DSN's maxAllowedPacket. A failure
 // to connect is no refusal: the server may be back later.
 func (d *Driver) IsLastingRefusal(err error) bool {
+	if errors.Is(err, mysql.ErrPktTooLarge) {
+		return true
+	}
 	if d.IsSubmitLockError(err) {
 		return false
 	}
@@ -96,12 +100,14 @@ func (d *Driver) IsLastingRefusal(err error) bool {
 
 // OutcomeKnown reports whether a failed write certainly changed nothing:
 // the server refused it (an error packet, which means the statement, and
-// an autocommit or failed COMMIT, rolled back), or no connection could be
-// opened to send it. Everything else (network errors on an open
+// an autocommit or failed COMMIT, rolled back), no connection could be
+// opened to send it, or the driver refused a packet over the DSN's
+// maxAllowedPacket before sending it (ErrPktTooLarge; a statement's long
+// parameters sent before it are not executed). Everything else (network errors on an open
 // connection, driver.ErrBadConn, context errors, io errors) may have come
 // after the commit.
 func (d *Driver) OutcomeKnown(err error) bool {
-	if _, ok := serverError(err); ok {
+	if _, ok := serverError(err); ok || errors.Is(err, mysql.ErrPktTooLarge) {
 		return true
 	}
 	var oe *net.OpError

@@ -84,6 +84,7 @@ func areas() []struct {
 	}{
 		{"Insert", insertCases()},
 		{"Claim", claimCases()},
+		{"ClaimUnknown", claimUnknownCases()},
 		{"Finish", finishCases()},
 		{"Holds", holdCases()},
 		{"ScheduledHolds", scheduledHoldCases()},

@@ -1,0 +1,124 @@
+package storagetest
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/argo-retry/argo/internal/storage"
+)
+
+func claimUnknownCases() []testCase {
+	return []testCase{
+		{"GiveBackUnclaimed", claimUnknownGiveBack},
+	}
+}
+
+// maybeClaimed is what a claim by owner at now until leaseUntil whose
+// outcome is unknown (its context canceled mid-commit) names for cands.
+func maybeClaimed(t *testing.T, s *storage.Store, owner string, now, leaseUntil Millis, cands ...*storage.Task) []storage.MaybeClaimed {
+	t.Helper()
+	err := storage.ClaimUnknown(s.Driver(), context.Canceled, owner, now, leaseUntil, cands)
+	var cu *storage.ClaimUnknownError
+	if !errors.As(err, &cu) || len(cu.Rows) != len(cands) {
+		t.Fatalf("ClaimUnknown of %d candidates after a canceled commit: %v, want a ClaimUnknownError naming them", len(cands), err)
+	}
+	return cu.Rows
+}
+
+// GiveBackUnclaimed puts back, as read before the claim (state and attempt
+// count, no lease), exactly the rows a claim whose outcome was unknown took
+// and nothing has written since; every other row is left alone: one the
+// claim did not take (another owner took it), one rescued and claimed again
+// (another attempt count), one whose lease was renewed (another lease end),
+// one given back and claimed again (another modification time), one whose
+// attempt ran and whose retry is held (another state).
+func claimUnknownGiveBack(t *testing.T, e Engine) {
+	s := e.Open(t)
+	ctx := ctxFor(t)
+	const now, until = Millis(1_000), Millis(61_000)
+	taken := newTask("a", pending, 10, 0)
+	retry := newTask("a", retrying, 10, 0)
+	retry.ExecuteTimes = 2
+	fallback := newTask("a", exhausted, 10, 0)
+	fallback.ExecuteTimes = 3
+	theirs := newTask("a", pending, 10, 0)
+	renewed := newTask("a", pending, 10, 0)
+	again := newTask("a", pending, 10, 0)
+	rescued := newTask("a", pending, 10, 0)
+	held := newTask("a", pending, 10, 0)
+	insert(t, s, taken, retry, fallback, theirs, renewed, again, rescued, held)
+	asRead := func(id int64) *storage.Task { return get(t, s, id) }
+	cands := []*storage.Task{asRead(taken.ID), asRead(retry.ID), asRead(fallback.ID), asRead(theirs.ID), asRead(renewed.ID), asRead(again.ID), asRead(rescued.ID), asRead(held.ID)}
+
+	// This owner's claim takes all but theirs, which another owner takes.
+	if got := claimByID(t, s, theirs.ID, "other", now, until); got == nil {
+		t.Fatal("the other owner's claim took nothing")
+	}
+	for _, c := range []struct {
+		id   int64
+		from storage.State
+	}{{taken.ID, pending}, {retry.ID, retrying}, {fallback.ID, exhausted}, {renewed.ID, pending}, {again.ID, pending}, {rescued.ID, pending}, {held.ID, pending}} {
+		if got, err := s.ClaimByID(ctx, c.id, c.from, "me", now, until); err != nil || got == nil {
+			t.Fatalf("claim of row %d (%s): %v, %v", c.id, c.from, got, err)
+		}
+	}
+	// Each of these differs from the claim's write in one column only.
+	// renewed: its lease renewed since (lease_until).
+	if lost, err := s.ExtendLeases(ctx, "me", []storage.LeaseKey{{ID: renewed.ID, Attempt: 1}}, until+1_000, now+5); err != nil || len(lost) != 0 {
+		t.Fatalf("renewal: lost %v, %v", lost, err)
+	}
+	// again: given back and claimed again by this owner at the same
+	// attempt and lease end, later (gmt_modified).
+	if err := s.Finish(ctx, storage.Finishing{Fence: storage.Fence{ID: again.ID, Owner: "me", Attempt: 1, From: running}, To: pending, Due: 10, UndoAttempt: true}, now+5); err != nil {
+		t.Fatalf("give-back at Stop: %v", err)
+	}
+	if got, err := s.ClaimByID(ctx, again.ID, pending, "me", now+10, until); err != nil || got == nil || got.ExecuteTimes != 1 {
+		t.Fatalf("claim again: %+v, %v", got, err)
+	}
+	// rescued: its lease given up with the attempt counted, then claimed
+	// again by this owner with the same lease end and time (execute_times).
+	if err := s.Finish(ctx, storage.Finishing{Fence: storage.Fence{ID: rescued.ID, Owner: "me", Attempt: 1, From: running}, To: retrying, Due: 10}, now+5); err != nil {
+		t.Fatalf("rescue: %v", err)
+	}
+	if got, err := s.ClaimByID(ctx, rescued.ID, retrying, "me", now, until); err != nil || got == nil || got.ExecuteTimes != 2 {
+		t.Fatalf("claim after the rescue: %+v, %v", got, err)
+	}
+
+	// held: its attempt ran and failed, the retry held by this owner until
+	// the same lease end, written at the same time (task_status).
+	if err := s.Finish(ctx, storage.Finishing{Fence: storage.Fence{ID: held.ID, Owner: "me", Attempt: 1, From: running}, To: retrying, Due: 10, HoldUntil: until}, now); err != nil {
+		t.Fatalf("held retry: %v", err)
+	}
+
+	rows := maybeClaimed(t, s, "me", now, until, cands...)
+	gave, left, err := s.GiveBackUnclaimed(ctx, rows, now+20)
+	if err != nil || len(left) != 0 || gave != 3 {
+		t.Fatalf("GiveBackUnclaimed: gave %d, left %d, %v; want 3 (taken, retry, fallback), 0, nil", gave, len(left), err)
+	}
+	want := []struct {
+		what    string
+		id      int64
+		state   storage.State
+		attempt int
+		owner   string
+	}{
+		{"a first attempt taken", taken.ID, pending, 0, ""},
+		{"a retry taken", retry.ID, retrying, 2, ""},
+		{"a fallback taken", fallback.ID, exhausted, 3, ""},
+		{"a row another owner took", theirs.ID, running, 1, "other"},
+		{"a row whose lease was renewed", renewed.ID, running, 1, "me"},
+		{"a row claimed again since", again.ID, running, 1, "me"},
+		{"a row rescued and claimed again", rescued.ID, running, 2, "me"},
+		{"a row whose attempt ran, its retry held", held.ID, retrying, 1, "me"},
+	}
+	for _, w := range want {
+		got := get(t, s, w.id)
+		if got.State != w.state || got.ExecuteTimes != w.attempt || got.LeaseOwner != w.owner || (w.owner == "") != (got.LeaseUntil == 0) {
+			t.Errorf("%s: %s, attempt %d, owner %q, lease until %d; want %s, attempt %d, owner %q", w.what, got.State, got.ExecuteTimes, got.LeaseOwner, got.LeaseUntil, w.state, w.attempt, w.owner)
+		}
+	}
+	if n := count(t, s, "SELECT COUNT(*) FROM argo_task_attempt"); n != 0 {
+		t.Errorf("%d attempt rows written; a give-back writes none", n)
+	}
+}
