@@ -4,12 +4,15 @@ import (
 	"bufio"
 	"context"
 	"database/sql"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -194,19 +197,20 @@ func (p *proc) exited(timeout time.Duration) bool {
 
 // driver runs one check.
 type driver struct {
-	t       *testing.T
-	tg      target
-	s       settings
-	dir     string
-	bin     string
-	until   time.Time
-	mu      sync.Mutex
-	all     []*proc
-	live    []*proc
-	died    map[string]time.Time
-	cutOff  map[string]bool
-	done    []Fault
-	cleanly map[*proc]bool // stopped by SIGTERM on purpose
+	t        *testing.T
+	tg       target
+	s        settings
+	dir      string
+	bin      string
+	until    time.Time
+	mu       sync.Mutex
+	all      []*proc
+	live     []*proc
+	died     map[string]time.Time
+	cutOff   map[string]bool
+	done     []Fault
+	cleanly  map[*proc]bool // stopped by SIGTERM on purpose
+	restarts int            // workers started again after runtime.Start failed
 }
 
 func runTarget(t *testing.T, tg target) {
@@ -288,6 +292,9 @@ func runTarget(t *testing.T, tg target) {
 	vs := Check(in)
 	fig := Count(in.Records, len(in.Rows))
 	t.Log(run.Summary(fig))
+	if d.restarts > 0 {
+		t.Logf("faultcheck: %d workers started again after runtime.Start could not reach the database", d.restarts)
+	}
 	if len(vs) > 0 {
 		t.Errorf("%s", run.Report(t.Name(), vs, 12))
 	}
@@ -305,15 +312,30 @@ func (d *driver) sleepUntil(at time.Time) bool {
 	return true
 }
 
-// checkAlive fails the test if a worker exited by itself.
+// checkAlive fails the test if a worker exited by itself once started. A
+// worker whose runtime could not start (runtime.Start found the database
+// out of reach: the server is down or the worker cut off) is started again,
+// as a service manager would.
 func (d *driver) checkAlive() {
-	for _, p := range d.live {
+	for slot, p := range d.live {
 		select {
 		case <-p.done:
-			d.t.Fatalf("worker %s exited by itself: %v (seed %d)\n%s", p.id, p.cmd.ProcessState, d.s.seed, tail(p.stderr, 30))
+			if d.ready(p) {
+				d.t.Fatalf("worker %s exited by itself: %v (seed %d)\n%s", p.id, p.cmd.ProcessState, d.s.seed, tail(p.stderr, 30))
+			}
+			d.died[p.id] = time.Now()
+			d.restarts++
+			time.Sleep(500 * time.Millisecond)
+			d.live[slot] = d.start(slot, p.gen+1)
 		default:
 		}
 	}
+}
+
+// ready reports whether p's runtime has started.
+func (d *driver) ready(p *proc) bool {
+	recs, err := ReadHistory(p.hist)
+	return err == nil && slices.ContainsFunc(recs, func(r Record) bool { return r.Kind == KindReady })
 }
 
 // start starts incarnation gen of slot, going on at the first operation its
@@ -326,6 +348,9 @@ func (d *driver) start(slot, gen int) *proc {
 	first := 0
 	for g := range gen {
 		recs, err := ReadHistory(filepath.Join(d.dir, fmt.Sprintf("w%d.%d.hist", slot, g)))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // killed before it opened its history
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -373,6 +398,7 @@ func (d *driver) fault(f Fault) {
 		d.live[f.Slot] = d.start(f.Slot, p.gen+1)
 	case FaultStop:
 		p := d.live[f.Slot]
+		d.waitReady(p) // before, SIGTERM would find no handler
 		d.cleanly[p] = true
 		p.cmd.Process.Signal(syscall.SIGTERM)
 		if !p.exited(40 * time.Second) {
@@ -428,6 +454,19 @@ func (d *driver) heal() {
 			d.partition(p, m, false)
 		}
 	}
+}
+
+// waitReady waits (up to 30 s) until p's runtime has started.
+func (d *driver) waitReady(p *proc) {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		d.checkAlive()
+		if d.ready(p) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	d.t.Fatalf("worker %s did not start within 30s (seed %d)\n%s", p.id, d.s.seed, tail(p.stderr, 30))
 }
 
 // submitDone reports whether p has written its last submit.

@@ -20,6 +20,7 @@ import (
 const (
 	KindExec   = "exec"   // an attempt (or fallback) of a task, Ev start or end
 	KindSubmit = "submit" // a call submitted, Ev begin or end
+	KindReady  = "ready"  // the process's runtime has started (SIGTERM now stops it gracefully)
 	KindDone   = "done"   // the process has submitted its last operation
 )
 

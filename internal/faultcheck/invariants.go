@@ -315,6 +315,11 @@ func Check(in Input) []Violation {
 			if row.State == runtime.StateDead && charged[row.ID] > 0 {
 				continue
 			}
+			// The failures are by attempt number: an attempt that failed
+			// (permanently) by the Args may have been the one charged.
+			if row.State == runtime.StateSucceeded && a.Perm && charged[row.ID] > 0 {
+				continue
+			}
 			bad(InvOutcome, "task %d (%s, op %s, %d transient failures, permanent %v) ended %s, want %s (attempts %d, %d charged by lease expiries)",
 				row.ID, row.Name, op, a.Fail, a.Perm, row.State, want, row.ExecuteTimes, charged[row.ID])
 			continue

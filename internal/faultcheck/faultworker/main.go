@@ -125,6 +125,7 @@ func run(c config) error {
 			return err
 		}
 	}
+	h.Write(faultcheck.Record{Kind: faultcheck.KindReady})
 	subDone := make(chan struct{})
 	go func() { defer close(subDone); w.submitAll(ctx) }()
 
