@@ -28,6 +28,13 @@ const (
 	InvOrderSubmit    = "order-submit"        // a keyed call starts after every call of its key accepted before it was submitted has ended
 )
 
+// DefaultExpected lists the invariants whose violations make test logs
+// rather than fails (-faultcheck.expect), each a known break of #22 not
+// fixed on every branch: charged-unrun is break 8 (a claim whose COMMIT
+// answer is lost, or cut off by Stop, is charged an attempt that never
+// ran), which Stop mid-claim and the server faults hit.
+var DefaultExpected = []string{InvChargedUnrun}
+
 // Violation is one broken invariant.
 type Violation struct {
 	Inv    string

@@ -19,6 +19,7 @@ type Run struct {
 	Schedule []Fault
 	Done     []Fault // the faults carried out (a partition on SQLite is skipped)
 	Slots    int
+	Expect   string // invariants expected to fail (-faultcheck.expect)
 }
 
 // Figures are a run's counts.
@@ -49,8 +50,12 @@ func Count(recs []Record, rows int) Figures {
 
 // Replay is the command line that replays r.
 func (r Run) Replay(test string) string {
-	return fmt.Sprintf("go test -race -count=1 -run '%s$' ./internal/faultcheck/ -faultcheck.seed=%d -faultcheck.duration=%s -faultcheck.features=%s -faultcheck.faults=%s",
-		test, r.Seed, r.Duration, r.Features, faultsArg(r.Faults))
+	expect := r.Expect
+	if expect == "" {
+		expect = "none"
+	}
+	return fmt.Sprintf("go test -race -count=1 -run '%s$' ./internal/faultcheck/ -faultcheck.seed=%d -faultcheck.duration=%s -faultcheck.features=%s -faultcheck.faults=%s -faultcheck.expect=%s",
+		test, r.Seed, r.Duration, r.Features, faultsArg(r.Faults), expect)
 }
 
 func faultsArg(f Faults) string {
