@@ -266,6 +266,7 @@ func runTarget(t *testing.T, tg target) {
 	run.Schedule = sched
 
 	start := time.Now()
+	run.Start = start
 	d.until = start.Add(s.duration)
 	d.live = make([]*proc, tg.slots)
 	for slot := range tg.slots {

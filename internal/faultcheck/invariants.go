@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/argo-retry/argo/runtime"
@@ -39,6 +40,7 @@ var DefaultExpected = []string{InvChargedUnrun}
 type Violation struct {
 	Inv    string
 	Detail string
+	At     time.Time // when the history shows it (zero: seen in the final state)
 }
 
 // Row is a task row as the check reads it at the end.
@@ -102,8 +104,10 @@ type call struct {
 // Check checks in against every invariant.
 func Check(in Input) []Violation {
 	var out []Violation
+	var at time.Time // the time of the next violation, if the history shows one
 	bad := func(inv, format string, args ...any) {
-		out = append(out, Violation{Inv: inv, Detail: fmt.Sprintf(format, args...)})
+		out = append(out, Violation{Inv: inv, Detail: fmt.Sprintf(format, args...), At: at})
+		at = time.Time{}
 	}
 
 	// Calls, from the submit records.
@@ -216,6 +220,7 @@ func Check(in Input) []Violation {
 			}
 			s.starts++
 			if s.starts == 2 {
+				at = r.Time()
 				what := "attempt"
 				if r.Fallback {
 					what = "fallback"
@@ -254,6 +259,7 @@ func Check(in Input) []Violation {
 		last := ss[0]
 		for _, s := range ss[1:] {
 			if s.start.Before(last.end) {
+				at = s.start
 				bad(InvAttemptOverlap, "task %d: attempt %d started on %s at %s while attempt %d ran on %s (%s–%s, %s): %s at once",
 					id, s.attempt, s.inst, clock(s.start), last.attempt, last.inst, clock(last.start), clock(last.end), last.out, last.end.Sub(s.start).Round(time.Millisecond))
 			}
@@ -363,6 +369,7 @@ func Check(in Input) []Violation {
 				}
 			}
 			if okEnd.IsZero() || first.Before(okEnd) {
+				at = first
 				bad(InvDepsOrder, "task %d (op %s) started at %s, before its upstream task %d (op %s) succeeded (%s)", row.ID, op, clock(first), ur.ID, u, clockOr(okEnd, "never"))
 			}
 		}
@@ -385,6 +392,7 @@ func Check(in Input) []Violation {
 			for j := i - 1; j >= 0 && j >= i-8; j-- {
 				p, s := all[j], all[i]
 				if p.task != s.task && s.start.Before(p.end) {
+					at = s.start
 					bad(InvOrderOverlap, "key %q: task %d attempt %d started on %s at %s while task %d attempt %d ran on %s (%s–%s)",
 						key, s.task, s.attempt, s.inst, clock(s.start), p.task, p.attempt, p.inst, clock(p.start), clock(p.end))
 				}
@@ -411,6 +419,7 @@ func Check(in Input) []Violation {
 					continue
 				}
 				if eb[0].start.Before(aEnd) {
+					at = eb[0].start
 					bad(InvOrderSubmit, "key %q: task %d (op %s, submitted at %s after task %d's submit returned at %s) started at %s, before task %d's last attempt ended (%s)",
 						key, rowOf[b.op].ID, b.op, clock(b.begin), ra.ID, clock(a.firstEnd), clock(eb[0].start), ra.ID, clock(aEnd))
 				}
@@ -418,12 +427,10 @@ func Check(in Input) []Violation {
 		}
 	}
 	slices.SortStableFunc(out, func(a, b Violation) int {
-		if a.Inv < b.Inv {
-			return -1
-		} else if a.Inv > b.Inv {
-			return 1
+		if c := strings.Compare(a.Inv, b.Inv); c != 0 {
+			return c
 		}
-		return 0
+		return a.At.Compare(b.At)
 	})
 	return out
 }

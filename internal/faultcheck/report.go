@@ -19,7 +19,8 @@ type Run struct {
 	Schedule []Fault
 	Done     []Fault // the faults carried out (a partition on SQLite is skipped)
 	Slots    int
-	Expect   string // invariants expected to fail (-faultcheck.expect)
+	Expect   string    // invariants expected to fail (-faultcheck.expect)
+	Start    time.Time // of the workload
 }
 
 // Figures are a run's counts.
@@ -89,10 +90,18 @@ func (r Run) Report(test string, vs []Violation, perInv int) string {
 	fmt.Fprintf(&b, "replay: %s\n", r.Replay(test))
 	fmt.Fprintf(&b, "fault schedule (carried out):\n%s\n", FormatSchedule(r.Done))
 	counts := map[string]int{}
+	first := map[string]time.Time{}
 	for _, v := range vs {
 		counts[v.Inv]++
+		if !v.At.IsZero() && (first[v.Inv].IsZero() || v.At.Before(first[v.Inv])) {
+			first[v.Inv] = v.At
+		}
 		if counts[v.Inv] <= perInv {
-			fmt.Fprintf(&b, "  [%s] %s\n", v.Inv, v.Detail)
+			when := "final state"
+			if !v.At.IsZero() {
+				when = "+" + v.At.Sub(r.Start).Round(time.Millisecond).String()
+			}
+			fmt.Fprintf(&b, "  [%s] %s: %s\n", v.Inv, when, v.Detail)
 		}
 	}
 	var invs []string
@@ -104,6 +113,13 @@ func (r Run) Report(test string, vs []Violation, perInv int) string {
 		if counts[k] > perInv {
 			fmt.Fprintf(&b, "  [%s] ... and %d more\n", k, counts[k]-perInv)
 		}
+	}
+	for _, k := range invs {
+		when := "in the final state"
+		if !first[k].IsZero() {
+			when = "first at +" + first[k].Sub(r.Start).Round(time.Millisecond).String() + " into the workload"
+		}
+		fmt.Fprintf(&b, "  %s: %d violations, %s\n", k, counts[k], when)
 	}
 	return b.String()
 }
