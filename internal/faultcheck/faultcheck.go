@@ -33,10 +33,19 @@ const (
 	TaskDead     = "fc.dead"     // 2 attempts, always failing: ends dead
 	TaskFallback = "fc.fallback" // 2 attempts, always failing, a fallback that succeeds: ends recovered
 	TaskOnce     = "fc.once"     // 1 attempt (retries=0): succeeds at its only attempt
+	TaskCapped   = "fc.capped"   // as TaskPlain, under a concurrency cap of CapLimit (flow group fc-cap)
+	TaskRated    = "fc.rated"    // as TaskPlain, under a rate of RateLimit/s with burst RateBurst (flow group fc-rate)
+)
+
+// The flow limits of TaskCapped and TaskRated.
+const (
+	CapLimit  = 3
+	RateLimit = 5
+	RateBurst = 3
 )
 
 // TaskNames lists every task of the workload.
-var TaskNames = []string{TaskPlain, TaskSync, TaskDead, TaskFallback, TaskOnce}
+var TaskNames = []string{TaskPlain, TaskSync, TaskDead, TaskFallback, TaskOnce, TaskCapped, TaskRated}
 
 // Args are every call's arguments. Op names the call (slot-op-call), so that
 // a row is traced back to its submit even when the submit's answer was lost;
@@ -72,6 +81,8 @@ func Defs() map[string]*runtime.TaskDef {
 		TaskDead:     {Name: TaskDead, Policy: fixed(2)},
 		TaskFallback: {Name: TaskFallback, Policy: fixed(2), FallbackName: "fc.recover"},
 		TaskOnce:     {Name: TaskOnce, Policy: fixed(1)},
+		TaskCapped:   {Name: TaskCapped, Policy: fixed(8), Flow: &runtime.FlowControl{Group: "fc-cap", Limit: CapLimit}},
+		TaskRated:    {Name: TaskRated, Policy: fixed(8), Flow: &runtime.FlowControl{Group: "fc-rate", Rate: RateLimit, Burst: RateBurst}},
 	}
 }
 

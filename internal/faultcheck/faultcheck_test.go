@@ -429,8 +429,7 @@ func (d *driver) fault(f Fault) {
 		time.Sleep(300 * time.Millisecond)
 		d.live[f.Slot] = d.start(f.Slot, p.gen+1)
 	case FaultStop:
-		p := d.live[f.Slot]
-		d.waitReady(p) // before, SIGTERM would find no handler
+		p := d.waitReady(f.Slot) // before, SIGTERM would find no handler
 		d.cleanly[p] = true
 		p.cmd.Process.Signal(syscall.SIGTERM)
 		if !p.exited(40 * time.Second) {
@@ -488,17 +487,21 @@ func (d *driver) heal() {
 	}
 }
 
-// waitReady waits (up to 30 s) until p's runtime has started.
-func (d *driver) waitReady(p *proc) {
+// waitReady waits (up to 30 s) until the runtime of slot's worker has
+// started (checkAlive starts it again meanwhile if its start failed), and
+// returns that worker.
+func (d *driver) waitReady(slot int) *proc {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		d.checkAlive()
-		if d.ready(p) {
-			return
+		if p := d.live[slot]; d.ready(p) {
+			return p
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	p := d.live[slot]
 	d.t.Fatalf("worker %s did not start within 30s (seed %d)\n%s", p.id, d.s.seed, tail(p.stderr, 30))
+	return nil
 }
 
 // submitDone reports whether p has written its last submit.

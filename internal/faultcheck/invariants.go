@@ -27,6 +27,8 @@ const (
 	InvDepsTerminal   = "dependents-terminal" // a dependent ends skipped iff an upstream ended unsuccessfully
 	InvOrderOverlap   = "order-overlap"       // no two calls of one order key run at once
 	InvOrderSubmit    = "order-submit"        // a keyed call starts after every call of its key accepted before it was submitted has ended
+	InvFlowLimit      = "flow-limit"          // at most CapLimit executions of the capped group at once, across processes
+	InvFlowRate       = "flow-rate"           // at most RateBurst + RateLimit starts of the rated group in any 1-s window (+1 for claim jitter)
 )
 
 // DefaultExpected lists the invariants whose violations make test logs
@@ -426,6 +428,53 @@ func Check(in Input) []Violation {
 			}
 		}
 	}
+	// Flow control, across processes.
+	type edge struct {
+		at   time.Time
+		d    int
+		task int64
+	}
+	var capEdges []edge
+	var rateStarts []time.Time
+	for _, k := range order {
+		sp := spans[k]
+		row := rowByID[sp.task]
+		if row == nil || sp.fallback {
+			continue
+		}
+		switch row.Name {
+		case TaskCapped:
+			capEdges = append(capEdges, edge{sp.start, 1, sp.task}, edge{sp.end, -1, sp.task})
+		case TaskRated:
+			rateStarts = append(rateStarts, sp.start)
+		}
+	}
+	sort.Slice(capEdges, func(i, j int) bool {
+		if !capEdges[i].at.Equal(capEdges[j].at) {
+			return capEdges[i].at.Before(capEdges[j].at)
+		}
+		return capEdges[i].d < capEdges[j].d // ends before starts at the same instant
+	})
+	running, reported := 0, time.Time{}
+	for _, e := range capEdges {
+		running += e.d
+		if running > CapLimit && e.at.Sub(reported) > time.Second {
+			reported, at = e.at, e.at
+			bad(InvFlowLimit, "group fc-cap (limit %d): %d executions at once when task %d started at %s", CapLimit, running, e.task, clock(e.at))
+		}
+	}
+	slices.SortFunc(rateStarts, func(a, b time.Time) int { return a.Compare(b) })
+	reported = time.Time{}
+	for i, j := 0, 0; i < len(rateStarts); i++ {
+		for rateStarts[i].Sub(rateStarts[j]) >= time.Second {
+			j++
+		}
+		if n := i - j + 1; n > RateBurst+RateLimit+1 && rateStarts[j].Sub(reported) > time.Second {
+			reported, at = rateStarts[j], rateStarts[j]
+			bad(InvFlowRate, "group fc-rate (%d/s, burst %d): %d starts within 1 s from %s", RateLimit, RateBurst, n, clock(rateStarts[j]))
+		}
+	}
+
 	slices.SortStableFunc(out, func(a, b Violation) int {
 		if c := strings.Compare(a.Inv, b.Inv); c != 0 {
 			return c

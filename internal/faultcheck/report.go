@@ -30,12 +30,12 @@ type Figures struct {
 	Rows       int // tasks in the table at the end
 	Records    int // history lines checked
 	Answers    map[string]int
-	Kills      int
+	ByTask     map[string]int // executions started, by task name
 }
 
 // Count counts recs.
 func Count(recs []Record, rows int) Figures {
-	f := Figures{Rows: rows, Records: len(recs), Answers: map[string]int{}}
+	f := Figures{Rows: rows, Records: len(recs), Answers: map[string]int{}, ByTask: map[string]int{}}
 	for _, r := range recs {
 		switch {
 		case r.Kind == KindSubmit && r.Ev == "begin":
@@ -44,6 +44,7 @@ func Count(recs []Record, rows int) Figures {
 			f.Answers[r.Answer]++
 		case r.Kind == KindExec && r.Ev == "start":
 			f.Executions++
+			f.ByTask[r.Name]++
 		}
 	}
 	return f
@@ -73,12 +74,17 @@ func (r Run) Summary(f Figures) string {
 		ans = append(ans, fmt.Sprintf("%s %d", k, v))
 	}
 	sort.Strings(ans)
+	var by []string
+	for k, v := range f.ByTask {
+		by = append(by, fmt.Sprintf("%s %d", k, v))
+	}
+	sort.Strings(by)
 	per := func(n int) float64 { return float64(n) / max(r.Duration+r.Settle, time.Second).Minutes() }
 	return fmt.Sprintf("faultcheck %s seed %d: %d workers, %s of faults + %s to settle (bound %s); features %s; faults %s\n"+
-		"  %d submits (%s), %d executions, %d tasks, %d faults carried out, %d history lines checked\n"+
+		"  %d submits (%s), %d executions (%s), %d tasks, %d faults carried out, %d history lines checked\n"+
 		"  per minute: %.0f operations, %.0f executions, %.1f faults, %.0f history lines",
 		r.Engine, r.Seed, r.Slots, r.Duration, r.Settle.Round(time.Millisecond), r.Bound, r.Features, faultsArg(r.Faults),
-		f.Submits, strings.Join(ans, ", "), f.Executions, f.Rows, len(r.Done), f.Records,
+		f.Submits, strings.Join(ans, ", "), f.Executions, strings.Join(by, ", "), f.Rows, len(r.Done), f.Records,
 		per(f.Submits), per(f.Executions), per(len(r.Done)), per(f.Records))
 }
 

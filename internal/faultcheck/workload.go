@@ -27,16 +27,17 @@ const (
 	FeatureTxRollback = "tx-rollback" // SubmitTx in transactions rolled back (with ordered keys on SQLite: a new break, see KnownBreaks)
 	FeatureDeps       = "deps"        // dependency chains (Submit with After) and diamonds (SubmitGroup)
 	FeatureOrder      = "order"       // ordered keys (Submit with OrderKey), keys shared by every process
+	FeatureFlow       = "flow"        // a concurrency cap and a rate limit shared by every process
 	FeatureOrderTx    = "order-tx"    // ordered keys written by SubmitTx inside longer transactions (#22 break 2a)
 	FeatureRetryAfter = "retryafter"  // first attempts answering runtime.RetryAfter (#22 breaks 6, 10)
 )
 
 // AllFeatures lists every feature.
-var AllFeatures = []string{FeatureBasic, FeatureTxRollback, FeatureDeps, FeatureOrder, FeatureOrderTx, FeatureRetryAfter}
+var AllFeatures = []string{FeatureBasic, FeatureFlow, FeatureTxRollback, FeatureDeps, FeatureOrder, FeatureOrderTx, FeatureRetryAfter}
 
 // DefaultFeatures is what make test runs on a branch where the breaks of
 // KnownBreaks are not fixed.
-var DefaultFeatures = []string{FeatureBasic, FeatureOrder}
+var DefaultFeatures = []string{FeatureBasic, FeatureOrder, FeatureFlow}
 
 // KnownBreaks names, for each switch (feature or fault) off by default, the
 // break of issue #22 it finds while that break is not fixed.
@@ -190,6 +191,12 @@ func Generate(seed uint64, slot, k int, f Features) Operation {
 		{10, f[FeatureOrder], func() {
 			c := one(TaskPlain)
 			c.OrderKey = OrderKeys[r.IntN(len(OrderKeys))]
+			op.Calls = []CallSpec{c}
+		}},
+		{6, f[FeatureFlow], func() { op.Calls = []CallSpec{one(TaskCapped)} }},
+		{6, f[FeatureFlow], func() {
+			c := one(TaskRated)
+			c.Args.WorkMS = min(c.Args.WorkMS, 100)
 			op.Calls = []CallSpec{c}
 		}},
 		{5, f[FeatureOrderTx], func() {
