@@ -304,6 +304,7 @@ func runTarget(t *testing.T, tg target) {
 	}
 	run.Settle = time.Since(faultsEnd)
 	run.Done = d.done
+	instances := readInstances(ctx, db)
 	d.stopAll()
 
 	in := Input{Died: d.died, CutOff: d.cutOff}
@@ -329,6 +330,7 @@ func runTarget(t *testing.T, tg target) {
 	}
 	if len(vs) > 0 {
 		t.Errorf("%s", run.Report(t.Name(), vs, 12))
+		t.Logf("faultcheck: argo_instance when the calls had settled (or the bound passed):\n%s", instances)
 	}
 	if fig.Executions == 0 || fig.Submits < 50 {
 		t.Errorf("faultcheck: only %d submits and %d executions: the workload did not run (seed %d)", fig.Submits, fig.Executions, s.seed)
@@ -549,13 +551,13 @@ func (d *driver) killAll() {
 func readTables(t *testing.T, ctx context.Context, db *sql.DB) ([]Row, []AttemptRow) {
 	t.Helper()
 	var rows []Row
-	rs, err := db.QueryContext(ctx, "SELECT id, task_id, task_status, execute_times, task_parameter, COALESCE(order_key, '') FROM argo_task")
+	rs, err := db.QueryContext(ctx, "SELECT id, task_id, task_status, execute_times, task_parameter, COALESCE(order_key, ''), shard_key, COALESCE(lease_owner, ''), lease_until, execute_time FROM argo_task")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for rs.Next() {
 		var r Row
-		if err := rs.Scan(&r.ID, &r.Name, &r.State, &r.ExecuteTimes, &r.Param, &r.OrderKey); err != nil {
+		if err := rs.Scan(&r.ID, &r.Name, &r.State, &r.ExecuteTimes, &r.Param, &r.OrderKey, &r.Shard, &r.LeaseOwner, &r.LeaseUntil, &r.Due); err != nil {
 			t.Fatal(err)
 		}
 		rows = append(rows, r)
@@ -582,6 +584,27 @@ func readTables(t *testing.T, ctx context.Context, db *sql.DB) ([]Row, []Attempt
 	rs.Close()
 	sort.Slice(rows, func(i, j int) bool { return rows[i].ID < rows[j].ID })
 	return rows, atts
+}
+
+// readInstances lists the instances the table holds, for a failure's
+// context (a stuck call's shard belongs to one of them).
+func readInstances(ctx context.Context, db *sql.DB) string {
+	rs, err := db.QueryContext(ctx, "SELECT instance_id, heartbeat_at, started_at FROM argo_instance ORDER BY instance_id")
+	if err != nil {
+		return err.Error()
+	}
+	defer rs.Close()
+	var b strings.Builder
+	fmt.Fprintf(&b, "  (now %s)\n", clock(time.Now()))
+	for rs.Next() {
+		var id string
+		var hb, started int64
+		if err := rs.Scan(&id, &hb, &started); err != nil {
+			return err.Error()
+		}
+		fmt.Fprintf(&b, "  %s: started %s, heartbeat %s\n", id, clock(time.UnixMilli(started)), clock(time.UnixMilli(hb)))
+	}
+	return b.String()
 }
 
 // buildWorker builds ./faultworker (without -race, for speed) into dir.

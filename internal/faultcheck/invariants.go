@@ -53,6 +53,10 @@ type Row struct {
 	ExecuteTimes int
 	Param        []byte
 	OrderKey     string
+	Shard        int
+	LeaseOwner   string
+	LeaseUntil   int64 // ms
+	Due          int64 // execute_time, ms
 }
 
 // AttemptRow is a row of argo_task_attempt.
@@ -300,7 +304,8 @@ func Check(in Input) []Violation {
 			if row.State == runtime.StateBlocked {
 				inv = InvDepsTerminal
 			}
-			bad(inv, "task %d (%s, op %s) is %s after the faults stopped and the bound passed (attempts %d)", row.ID, row.Name, op, row.State, row.ExecuteTimes)
+			bad(inv, "task %d (%s, op %s) is %s after the faults stopped and the bound passed (attempts %d, shard %d, due %s, lease %q until %s)",
+				row.ID, row.Name, op, row.State, row.ExecuteTimes, row.Shard, clock(time.UnixMilli(row.Due)), row.LeaseOwner, clock(time.UnixMilli(row.LeaseUntil)))
 			continue
 		}
 		want := Expected(row.Name, a)
