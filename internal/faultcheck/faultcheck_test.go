@@ -272,6 +272,15 @@ func runTarget(t *testing.T, tg target) {
 	for slot := range tg.slots {
 		d.live[slot] = d.start(slot, 0)
 	}
+	opDone := make(chan struct{})
+	if s.features[FeatureOperator] {
+		go func() {
+			defer close(opDone)
+			d.operate(ctx, db, dialect)
+		}()
+	} else {
+		close(opDone)
+	}
 	for _, f := range sched {
 		if !d.sleepUntil(start.Add(f.At)) {
 			break
@@ -281,6 +290,7 @@ func runTarget(t *testing.T, tg target) {
 	}
 	d.sleepUntil(d.until)
 	d.heal()
+	<-opDone
 	faultsEnd := time.Now()
 
 	// Settle: every worker has finished submitting, and no call is open.
@@ -335,6 +345,35 @@ func runTarget(t *testing.T, tg target) {
 	if fig.Executions == 0 || fig.Submits < 50 {
 		t.Errorf("faultcheck: only %d submits and %d executions: the workload did not run (seed %d)", fig.Submits, fig.Executions, s.seed)
 	}
+}
+
+// operate runs the operator (feature operator) until the workload ends,
+// and closes the breaker it may have left open.
+func (d *driver) operate(ctx context.Context, db *sql.DB, dialect string) {
+	h, err := NewWriter(filepath.Join(d.dir, "operator.hist"), "operator")
+	if err != nil {
+		d.t.Error(err)
+		return
+	}
+	defer h.Close()
+	o := NewOperator(db, dialect, d.s.seed, h)
+	for {
+		pause := o.Pause()
+		if time.Now().Add(pause).After(d.until) {
+			break
+		}
+		time.Sleep(pause)
+		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		o.Act(actx)
+		cancel()
+	}
+	for range 20 { // the server may be restarting
+		if err = o.Close(ctx); err == nil {
+			return
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	d.t.Error(err)
 }
 
 // sleepUntil waits until at, watching the workers; false if the test is over.
@@ -437,9 +476,7 @@ func (d *driver) fault(f Fault) {
 		if !p.exited(40 * time.Second) {
 			t.Fatalf("worker %s did not stop within 40s of SIGTERM (seed %d)", p.id, d.s.seed)
 		}
-		if !p.cmd.ProcessState.Success() {
-			t.Errorf("worker %s did not stop cleanly: %v (seed %d)\n%s", p.id, p.cmd.ProcessState, d.s.seed, tail(p.stderr, 30))
-		}
+		d.checkStopped(p)
 		d.live[f.Slot] = d.start(f.Slot, p.gen+1)
 	case FaultClock:
 		path := filepath.Join(d.dir, fmt.Sprintf("w%d.clock", f.Slot))
@@ -530,10 +567,23 @@ func (d *driver) stopAll() {
 			d.t.Errorf("worker %s did not stop within 40s of SIGTERM", p.id)
 			continue
 		}
-		if !p.cmd.ProcessState.Success() {
-			d.t.Errorf("worker %s did not stop cleanly: %v\n%s", p.id, p.cmd.ProcessState, tail(p.stderr, 30))
-		}
+		d.checkStopped(p)
 	}
+}
+
+// checkStopped fails the test unless p, stopped by SIGTERM, exited cleanly,
+// or with a Stop that returned an error (the database out of reach: what
+// it left is checked like a kill's).
+func (d *driver) checkStopped(p *proc) {
+	if p.cmd.ProcessState.Success() {
+		return
+	}
+	if p.cmd.ProcessState.ExitCode() == 4 {
+		d.t.Logf("faultcheck: worker %s: Runtime.Stop returned an error: %s", p.id, tail(p.stderr, 1))
+		d.died[p.id] = time.Now()
+		return
+	}
+	d.t.Errorf("worker %s did not stop cleanly: %v (seed %d)\n%s", p.id, p.cmd.ProcessState, d.s.seed, tail(p.stderr, 30))
 }
 
 func (d *driver) killAll() {
@@ -551,13 +601,13 @@ func (d *driver) killAll() {
 func readTables(t *testing.T, ctx context.Context, db *sql.DB) ([]Row, []AttemptRow) {
 	t.Helper()
 	var rows []Row
-	rs, err := db.QueryContext(ctx, "SELECT id, task_id, task_status, execute_times, task_parameter, COALESCE(order_key, ''), shard_key, COALESCE(lease_owner, ''), lease_until, execute_time FROM argo_task")
+	rs, err := db.QueryContext(ctx, "SELECT id, task_id, task_status, execute_times, task_parameter, COALESCE(order_key, ''), shard_key, COALESCE(lease_owner, ''), lease_until, execute_time, COALESCE(requeued_from, 0) FROM argo_task")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for rs.Next() {
 		var r Row
-		if err := rs.Scan(&r.ID, &r.Name, &r.State, &r.ExecuteTimes, &r.Param, &r.OrderKey, &r.Shard, &r.LeaseOwner, &r.LeaseUntil, &r.Due); err != nil {
+		if err := rs.Scan(&r.ID, &r.Name, &r.State, &r.ExecuteTimes, &r.Param, &r.OrderKey, &r.Shard, &r.LeaseOwner, &r.LeaseUntil, &r.Due, &r.RequeuedFrom); err != nil {
 			t.Fatal(err)
 		}
 		rows = append(rows, r)

@@ -29,6 +29,7 @@ const (
 	InvOrderSubmit    = "order-submit"        // a keyed call starts after every call of its key accepted before it was submitted has ended
 	InvFlowLimit      = "flow-limit"          // at most CapLimit executions of the capped group at once, across processes
 	InvFlowRate       = "flow-rate"           // at most RateBurst + RateLimit starts of the rated group in any 1-s window (+1 for claim jitter)
+	InvOperator       = "operator"            // a task discarded or force-failed does not start again and ends so; no capped attempt starts while its breaker is open by hand
 )
 
 // DefaultExpected lists the invariants whose violations make test logs
@@ -57,6 +58,7 @@ type Row struct {
 	LeaseOwner   string
 	LeaseUntil   int64 // ms
 	Due          int64 // execute_time, ms
+	RequeuedFrom int64 // the task an operator requeued this one from (0: none)
 }
 
 // AttemptRow is a row of argo_task_attempt.
@@ -147,7 +149,38 @@ func Check(in Input) []Violation {
 	}
 
 	// Rows, by op.
-	rowOf := map[string]*Row{}
+	// The operator's actions.
+	requeuedTo := map[int64]bool{} // new task ids of requeues (answered ok, or lost)
+	acted := map[int64][]Record{}  // task → the operator's answered actions on it
+	var breakerOpen, breakerClose []time.Time
+	for _, r := range in.Records {
+		if r.Kind != KindOperator || strings.HasSuffix(r.Ev, ":begin") && r.Ev != ActBreakerClose+":begin" {
+			continue
+		}
+		switch r.Ev {
+		case ActRequeue:
+			if r.ID != 0 {
+				requeuedTo[r.ID] = true
+			}
+			if r.Answer == "error" {
+				requeuedTo[-1] = true // a requeue whose answer was lost may have made any row
+			}
+		case ActBreakerOpen:
+			if r.Answer == "ok" {
+				breakerOpen = append(breakerOpen, r.Time())
+			}
+		case ActBreakerClose + ":begin":
+			breakerClose = append(breakerClose, r.Time())
+		}
+		if r.Task != 0 {
+			acted[r.Task] = append(acted[r.Task], r)
+		}
+	}
+
+	rowOf := map[string]*Row{}    // the submitted row of each op
+	latest := map[string]*Row{}   // its newest row (a requeue's)
+	opRows := map[string][]*Row{} // all its rows
+	var requeues []*Row
 	rowByID := map[int64]*Row{}
 	argsOf := map[int64]Args{}
 	for i := range in.Rows {
@@ -164,11 +197,21 @@ func Check(in Input) []Violation {
 			bad(InvPhantom, "task %d (%s, op %s): a row no submit began", row.ID, row.Name, a.Op)
 			continue
 		}
-		if prev := rowOf[a.Op]; prev != nil {
+		if row.RequeuedFrom != 0 {
+			if !requeuedTo[row.ID] && !requeuedTo[-1] {
+				bad(InvPhantom, "task %d (op %s) was requeued from task %d, but no requeue of the operator made it", row.ID, a.Op, row.RequeuedFrom)
+			}
+			requeues = append(requeues, row)
+		} else if prev := rowOf[a.Op]; prev != nil {
 			bad(InvPhantom, "op %s has two rows: tasks %d and %d", a.Op, prev.ID, row.ID)
 			continue
+		} else {
+			rowOf[a.Op] = row
 		}
-		rowOf[a.Op] = row
+		if latest[a.Op] == nil || row.ID > latest[a.Op].ID {
+			latest[a.Op] = row
+		}
+		opRows[a.Op] = append(opRows[a.Op], row)
 		if s := Sum(row.Param); s != c.sum {
 			bad(InvArgsExact, "task %d (op %s): stored arguments differ from those submitted (sum %s, submitted %s)", row.ID, a.Op, s, c.sum)
 		}
@@ -292,92 +335,147 @@ func Check(in Input) []Violation {
 			a.Task, a.Attempt, a.Worker, map[bool]string{true: " (it was cut off from the database or lost a claim's answer)", false: ""}[in.CutOff[a.Worker]])
 	}
 
-	// Final states.
-	for _, op := range ops {
-		c, row := calls[op], rowOf[op]
-		if row == nil {
-			continue
-		}
-		a := argsOf[row.ID]
-		if !row.State.Terminal() {
-			inv := InvTerminal
-			if row.State == runtime.StateBlocked {
-				inv = InvDepsTerminal
+	// Operator actions: a task discarded or force-failed starts no attempt
+	// after the action returned, and ends discarded or dead.
+	operated := map[int64]bool{}
+	for id, rs := range acted {
+		for _, r := range rs {
+			if r.Ev == ActDiscard || r.Ev == ActReviewed || r.Ev == ActForceFail || r.Ev == ActRequeue {
+				operated[id] = true // its outcome is the operator's
 			}
-			bad(inv, "task %d (%s, op %s) is %s after the faults stopped and the bound passed (attempts %d, shard %d, due %s, lease %q until %s)",
-				row.ID, row.Name, op, row.State, row.ExecuteTimes, row.Shard, clock(time.UnixMilli(row.Due)), row.LeaseOwner, clock(time.UnixMilli(row.LeaseUntil)))
-			continue
-		}
-		want := Expected(row.Name, a)
-		upstreamFailed := ""
-		for _, u := range c.after {
-			if ur := rowOf[u]; ur != nil && (ur.State == runtime.StateDead || ur.State == runtime.StateSkipped || ur.State == runtime.StateDiscarded) {
-				upstreamFailed = fmt.Sprintf("task %d (op %s) %s", ur.ID, u, ur.State)
+			if r.Answer != "ok" || (r.Ev != ActDiscard && r.Ev != ActReviewed && r.Ev != ActForceFail) {
+				continue
 			}
-		}
-		if len(c.after) > 0 {
-			switch {
-			case upstreamFailed != "" && row.State != runtime.StateSkipped:
-				bad(InvDepsTerminal, "task %d (op %s) ended %s although upstream %s", row.ID, op, row.State, upstreamFailed)
-			case upstreamFailed == "" && row.State == runtime.StateSkipped:
-				bad(InvDepsTerminal, "task %d (op %s) ended skipped although every upstream task succeeded", row.ID, op)
-			}
-			if upstreamFailed != "" {
-				if n := len(byTask[row.ID]); n > 0 {
-					bad(InvDepsOrder, "task %d (op %s) ran %d times although upstream %s", row.ID, op, n, upstreamFailed)
+			for _, sp := range byTask[id] {
+				if sp.start.After(r.Time()) && !sp.fallback {
+					at = sp.start
+					bad(InvOperator, "task %d: attempt %d started on %s at %s after the operator's %s returned at %s", id, sp.attempt, sp.inst, clock(sp.start), r.Ev, clock(r.Time()))
 				}
-				continue
+			}
+			want := runtime.StateDiscarded
+			if r.Ev == ActForceFail {
+				want = runtime.StateDead
+			}
+			if row := rowByID[id]; row != nil && row.State != want {
+				bad(InvOperator, "task %d ended %s after the operator's %s succeeded (want %s)", id, row.State, r.Ev, want)
 			}
 		}
-		if row.State != want {
-			// An attempt charged by a lease expiry (a kill, a partition)
-			// counts: a call may run out of attempts that way.
-			if row.State == runtime.StateDead && charged[row.ID] > 0 {
-				continue
+	}
+	for i, open := range breakerOpen {
+		closeAt := time.Now()
+		for _, c := range breakerClose {
+			if c.After(open) {
+				closeAt = c
+				break
 			}
-			// The failures are by attempt number: an attempt that failed
-			// (permanently) by the Args may have been the one charged.
-			if row.State == runtime.StateSucceeded && a.Perm && charged[row.ID] > 0 {
-				continue
-			}
-			bad(InvOutcome, "task %d (%s, op %s, %d transient failures, permanent %v) ended %s, want %s (attempts %d, %d charged by lease expiries)",
-				row.ID, row.Name, op, a.Fail, a.Perm, row.State, want, row.ExecuteTimes, charged[row.ID])
-			continue
 		}
-		if row.State == runtime.StateSucceeded {
-			s := spans[ekey{row.ID, row.ExecuteTimes, false}]
-			if s == nil || s.out != OutOK {
-				out := "never ran"
-				if s != nil {
-					out = s.out
-				}
-				bad(InvOutcome, "task %d (op %s) succeeded at attempt %d, which %s", row.ID, op, row.ExecuteTimes, out)
+		for _, k := range order {
+			sp := spans[k]
+			// An attempt claimed just before the open may start just after it.
+			if row := rowByID[sp.task]; row != nil && row.Name == TaskCapped && sp.start.After(open.Add(time.Second)) && sp.start.Before(closeAt) {
+				at = sp.start
+				bad(InvOperator, "group fc-cap: task %d attempt %d started on %s at %s while its breaker was open by hand (opened %s, closed %s; open #%d)",
+					sp.task, sp.attempt, sp.inst, clock(sp.start), clock(open), clock(closeAt), i+1)
 			}
 		}
 	}
 
-	// Dependencies: no start before every upstream succeeded.
+	// Final states.
+	failedState := func(st runtime.State) bool {
+		return st == runtime.StateDead || st == runtime.StateSkipped || st == runtime.StateDiscarded
+	}
 	for _, op := range ops {
-		c, row := calls[op], rowOf[op]
-		if row == nil || len(c.after) == 0 || len(byTask[row.ID]) == 0 {
-			continue
-		}
-		first := byTask[row.ID][0].start
-		for _, u := range c.after {
-			ur := rowOf[u]
-			if ur == nil {
-				bad(InvDepsOrder, "task %d (op %s) ran although its upstream op %s has no row", row.ID, op, u)
+		c := calls[op]
+		for _, row := range opRows[op] {
+			a := argsOf[row.ID]
+			if !row.State.Terminal() {
+				inv := InvTerminal
+				if row.State == runtime.StateBlocked {
+					inv = InvDepsTerminal
+				}
+				bad(inv, "task %d (%s, op %s) is %s after the faults stopped and the bound passed (attempts %d, shard %d, due %s, lease %q until %s)",
+					row.ID, row.Name, op, row.State, row.ExecuteTimes, row.Shard, clock(time.UnixMilli(row.Due)), row.LeaseOwner, clock(time.UnixMilli(row.LeaseUntil)))
 				continue
 			}
-			var okEnd time.Time
-			for _, s := range byTask[ur.ID] {
-				if s.out == OutOK && !s.fallback {
-					okEnd = s.end
+			if operated[row.ID] {
+				continue
+			}
+			want := Expected(row.Name, a)
+			upstreamFailed := ""
+			for _, u := range c.after {
+				if ur := latest[u]; ur != nil && failedState(ur.State) {
+					upstreamFailed = fmt.Sprintf("task %d (op %s) %s", ur.ID, u, ur.State)
 				}
 			}
-			if okEnd.IsZero() || first.Before(okEnd) {
-				at = first
-				bad(InvDepsOrder, "task %d (op %s) started at %s, before its upstream task %d (op %s) succeeded (%s)", row.ID, op, clock(first), ur.ID, u, clockOr(okEnd, "never"))
+			if len(c.after) > 0 && row.RequeuedFrom == 0 {
+				switch {
+				case upstreamFailed != "" && row.State != runtime.StateSkipped:
+					bad(InvDepsTerminal, "task %d (op %s) ended %s although upstream %s", row.ID, op, row.State, upstreamFailed)
+				case upstreamFailed == "" && row.State == runtime.StateSkipped:
+					bad(InvDepsTerminal, "task %d (op %s) ended skipped although every upstream task succeeded", row.ID, op)
+				}
+				if upstreamFailed != "" {
+					if n := len(byTask[row.ID]); n > 0 {
+						bad(InvDepsOrder, "task %d (op %s) ran %d times although upstream %s", row.ID, op, n, upstreamFailed)
+					}
+					continue
+				}
+			}
+			if row.State != want {
+				// An attempt charged by a lease expiry (a kill, a partition)
+				// counts: a call may run out of attempts that way.
+				if row.State == runtime.StateDead && charged[row.ID] > 0 {
+					continue
+				}
+				// The failures are by attempt number: an attempt that failed
+				// (permanently) by the Args may have been the one charged.
+				if row.State == runtime.StateSucceeded && a.Perm && charged[row.ID] > 0 {
+					continue
+				}
+				bad(InvOutcome, "task %d (%s, op %s, %d transient failures, permanent %v) ended %s, want %s (attempts %d, %d charged by lease expiries)",
+					row.ID, row.Name, op, a.Fail, a.Perm, row.State, want, row.ExecuteTimes, charged[row.ID])
+				continue
+			}
+			if row.State == runtime.StateSucceeded {
+				s := spans[ekey{row.ID, row.ExecuteTimes, false}]
+				if s == nil || s.out != OutOK {
+					out := "never ran"
+					if s != nil {
+						out = s.out
+					}
+					bad(InvOutcome, "task %d (op %s) succeeded at attempt %d, which %s", row.ID, op, row.ExecuteTimes, out)
+				}
+			}
+		}
+	}
+
+	// Dependencies: no start (of the call, or of its requeue) before every
+	// upstream call (or a requeue of it) succeeded.
+	for _, op := range ops {
+		c := calls[op]
+		for _, row := range opRows[op] {
+			if len(c.after) == 0 || len(byTask[row.ID]) == 0 {
+				continue
+			}
+			first := byTask[row.ID][0].start
+			for _, u := range c.after {
+				ur := rowOf[u]
+				if ur == nil {
+					bad(InvDepsOrder, "task %d (op %s) ran although its upstream op %s has no row", row.ID, op, u)
+					continue
+				}
+				var okEnd time.Time
+				for _, urow := range opRows[u] {
+					for _, s := range byTask[urow.ID] {
+						if s.out == OutOK && !s.fallback && (okEnd.IsZero() || s.end.Before(okEnd)) {
+							okEnd = s.end
+						}
+					}
+				}
+				if okEnd.IsZero() || first.Before(okEnd) {
+					at = first
+					bad(InvDepsOrder, "task %d (op %s) started at %s, before its upstream task %d (op %s) succeeded (%s)", row.ID, op, clock(first), ur.ID, u, clockOr(okEnd, "never"))
+				}
 			}
 		}
 	}

@@ -31,11 +31,12 @@ type Figures struct {
 	Records    int // history lines checked
 	Answers    map[string]int
 	ByTask     map[string]int // executions started, by task name
+	Operator   map[string]int // operator actions, by action and answer
 }
 
 // Count counts recs.
 func Count(recs []Record, rows int) Figures {
-	f := Figures{Rows: rows, Records: len(recs), Answers: map[string]int{}, ByTask: map[string]int{}}
+	f := Figures{Rows: rows, Records: len(recs), Answers: map[string]int{}, ByTask: map[string]int{}, Operator: map[string]int{}}
 	for _, r := range recs {
 		switch {
 		case r.Kind == KindSubmit && r.Ev == "begin":
@@ -45,6 +46,8 @@ func Count(recs []Record, rows int) Figures {
 		case r.Kind == KindExec && r.Ev == "start":
 			f.Executions++
 			f.ByTask[r.Name]++
+		case r.Kind == KindOperator && !strings.HasSuffix(r.Ev, ":begin"):
+			f.Operator[r.Ev+" "+r.Answer]++
 		}
 	}
 	return f
@@ -79,12 +82,21 @@ func (r Run) Summary(f Figures) string {
 		by = append(by, fmt.Sprintf("%s %d", k, v))
 	}
 	sort.Strings(by)
+	var ops []string
+	for k, v := range f.Operator {
+		ops = append(ops, fmt.Sprintf("%s %d", k, v))
+	}
+	sort.Strings(ops)
+	if len(ops) == 0 {
+		ops = []string{"none"}
+	}
 	per := func(n int) float64 { return float64(n) / max(r.Duration+r.Settle, time.Second).Minutes() }
 	return fmt.Sprintf("faultcheck %s seed %d: %d workers, %s of faults + %s to settle (bound %s); features %s; faults %s\n"+
 		"  %d submits (%s), %d executions (%s), %d tasks, %d faults carried out, %d history lines checked\n"+
+		"  operator actions: %s\n"+
 		"  per minute: %.0f operations, %.0f executions, %.1f faults, %.0f history lines",
 		r.Engine, r.Seed, r.Slots, r.Duration, r.Settle.Round(time.Millisecond), r.Bound, r.Features, faultsArg(r.Faults),
-		f.Submits, strings.Join(ans, ", "), f.Executions, strings.Join(by, ", "), f.Rows, len(r.Done), f.Records,
+		f.Submits, strings.Join(ans, ", "), f.Executions, strings.Join(by, ", "), f.Rows, len(r.Done), f.Records, strings.Join(ops, ", "),
 		per(f.Submits), per(f.Executions), per(len(r.Done)), per(f.Records))
 }
 

@@ -27,13 +27,14 @@ const (
 	FeatureTxRollback = "tx-rollback" // SubmitTx in transactions rolled back (with ordered keys on SQLite: a new break, see KnownBreaks)
 	FeatureDeps       = "deps"        // dependency chains (Submit with After) and diamonds (SubmitGroup)
 	FeatureOrder      = "order"       // ordered keys (Submit with OrderKey), keys shared by every process
+	FeatureOperator   = "operator"    // operator actions at random moments: discard (also reviewed), force-fail, run-now, requeue, breaker open/close
 	FeatureFlow       = "flow"        // a concurrency cap and a rate limit shared by every process
 	FeatureOrderTx    = "order-tx"    // ordered keys written by SubmitTx inside longer transactions (#22 break 2a)
 	FeatureRetryAfter = "retryafter"  // first attempts answering runtime.RetryAfter (#22 breaks 6, 10)
 )
 
 // AllFeatures lists every feature.
-var AllFeatures = []string{FeatureBasic, FeatureFlow, FeatureTxRollback, FeatureDeps, FeatureOrder, FeatureOrderTx, FeatureRetryAfter}
+var AllFeatures = []string{FeatureBasic, FeatureFlow, FeatureOperator, FeatureTxRollback, FeatureDeps, FeatureOrder, FeatureOrderTx, FeatureRetryAfter}
 
 // DefaultFeatures is what make test runs on a branch where the breaks of
 // KnownBreaks are not fixed.
@@ -268,7 +269,7 @@ func workMS(r *rand.Rand) int {
 		return 2 + r.IntN(60)
 	case x < 19:
 		return 60 + r.IntN(400)
-	default:
-		return 500 + r.IntN(2500)
+	default: // longer than a lease (2 s, the workers' default)
+		return 1000 + r.IntN(5000)
 	}
 }

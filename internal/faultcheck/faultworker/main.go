@@ -31,6 +31,9 @@ import (
 	"github.com/argo-retry/argo/runtime"
 )
 
+// exitStopErr is the exit status after a Stop that returned an error.
+const exitStopErr = 4
+
 type config struct {
 	dsn, id, hist, clockFile string
 	slot, firstOp            int
@@ -139,7 +142,13 @@ func run(c config) error {
 			<-subDone
 			sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			return rt.Stop(sctx)
+			if err := rt.Stop(sctx); err != nil {
+				// Stop could not finish (the database is out of reach):
+				// what it left is the next instance's to settle.
+				fmt.Fprintln(os.Stderr, "faultworker: stopped with an error:", err)
+				os.Exit(exitStopErr)
+			}
+			return nil
 		case <-tick.C:
 			if os.Getppid() != parent {
 				stop()
