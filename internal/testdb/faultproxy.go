@@ -35,6 +35,18 @@ type FaultProxy struct {
 	// refusing: every connection is cut at once (the server unreachable).
 	refusing       atomic.Bool
 	refuseAfterCut atomic.Bool
+
+	// blackhole and frozen (under mu): nothing is forwarded; see
+	// SetBlackhole and SetFrozen. gate is closed (and replaced) whenever
+	// either changes or the proxy closes, waking the forwarders waiting on it.
+	blackhole bool
+	frozen    bool
+	gate      chan struct{}
+	// dropped: the pairs that lost bytes to the blackhole, closed when it
+	// ends (their streams lack those bytes).
+	dropped map[*proxyPair]struct{}
+	// droppedBytes counts the bytes lost to the blackhole.
+	droppedBytes atomic.Int64
 }
 
 type cutRule struct {
@@ -54,7 +66,8 @@ func NewFaultProxy(t testing.TB, dsn string) *FaultProxy {
 	if err != nil {
 		t.Fatalf("faultproxy: listen: %v", err)
 	}
-	p := &FaultProxy{t: t, ln: ln, target: cfg.Addr, conns: map[net.Conn]struct{}{}}
+	p := &FaultProxy{t: t, ln: ln, target: cfg.Addr, conns: map[net.Conn]struct{}{},
+		gate: make(chan struct{}), dropped: map[*proxyPair]struct{}{}}
 	p.wg.Add(1)
 	go p.accept()
 	t.Cleanup(p.Close)
@@ -104,6 +117,78 @@ func (p *FaultProxy) SetRefusing(on bool) {
 	}
 }
 
+// SetBlackhole(true) makes the server unreachable the way a firewall that
+// drops packets does: connections stay open on both sides and new ones are
+// accepted, but nothing is forwarded in either direction. Bytes that open
+// connections send meanwhile are read and dropped (the peer waits for an
+// answer that never comes, until its own timeout); a new connection is
+// held, not dialled to the server, so its client waits for the server's
+// greeting. SetBlackhole(false) forwards again: a held new connection is
+// dialled to the server then, and every connection that lost bytes to the
+// blackhole is closed (its stream is missing them, as a TCP connection
+// whose peer vanished for too long is reset).
+func (p *FaultProxy) SetBlackhole(on bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.blackhole = on
+	if !on {
+		for pp := range p.dropped {
+			pp.closeBoth()
+			delete(p.dropped, pp)
+		}
+	}
+	p.openGate()
+}
+
+// SetFrozen(true) stalls the network without losing a byte: connections
+// stay open on both sides and new ones are accepted, but nothing is
+// forwarded in either direction; bytes sent meanwhile are held (a new
+// connection is dialled to the server only once the freeze ends).
+// SetFrozen(false) resumes forwarding and delivers every held byte in
+// order, as a TCP connection does once a stalled path comes back.
+func (p *FaultProxy) SetFrozen(on bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.frozen = on
+	p.openGate()
+}
+
+// openGate wakes every forwarder waiting for a change (under mu).
+func (p *FaultProxy) openGate() {
+	close(p.gate)
+	p.gate = make(chan struct{})
+}
+
+// Forwarding verdicts of await.
+const (
+	forward = iota // send the bytes on
+	drop           // the blackhole: lose them
+	stop           // the proxy is closed
+)
+
+// await blocks while the proxy is frozen and reports what to do with bytes
+// read from one side of pp (nil for a new connection's setup) now.
+func (p *FaultProxy) await(pp *proxyPair) int {
+	for {
+		p.mu.Lock()
+		done, blackhole, frozen, gate := p.done, p.blackhole, p.frozen, p.gate
+		if !done && !frozen && blackhole && pp != nil {
+			p.dropped[pp] = struct{}{}
+		}
+		p.mu.Unlock()
+		switch {
+		case done:
+			return stop
+		case frozen || (blackhole && pp == nil):
+			<-gate
+		case blackhole:
+			return drop
+		default:
+			return forward
+		}
+	}
+}
+
 // Cuts returns how many answers the proxy has lost so far.
 func (p *FaultProxy) Cuts() int { return int(p.cuts.Load()) }
 
@@ -115,6 +200,7 @@ func (p *FaultProxy) Close() {
 		return
 	}
 	p.done = true
+	p.openGate()
 	p.ln.Close()
 	for c := range p.conns {
 		c.Close()
@@ -123,8 +209,8 @@ func (p *FaultProxy) Close() {
 	p.wg.Wait()
 }
 
-// track records a new client/server pair, or reports false (the caller
-// closes both) when the proxy is closed or refusing.
+// track records new connections, or reports false (the caller closes
+// them) when the proxy is closed or refusing.
 func (p *FaultProxy) track(cs ...net.Conn) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -144,25 +230,37 @@ func (p *FaultProxy) accept() {
 		if err != nil {
 			return
 		}
-		if p.refusing.Load() {
+		if !p.track(client) {
 			client.Close()
-			continue
-		}
-		server, err := net.Dial("tcp", p.target)
-		if err != nil {
-			client.Close()
-			continue
-		}
-		if !p.track(client, server) {
-			client.Close()
-			server.Close()
 			continue // Accept fails once Close has closed the listener
 		}
-		pair := &proxyPair{p: p, client: client, server: server}
-		p.wg.Add(2)
-		go pair.clientToServer()
-		go pair.serverToClient()
+		p.wg.Add(1)
+		go p.connect(client)
 	}
+}
+
+// connect dials the server for a new client connection, once neither a
+// blackhole nor a freeze holds it, and starts forwarding between them.
+func (p *FaultProxy) connect(client net.Conn) {
+	defer p.wg.Done()
+	if p.await(nil) != forward {
+		client.Close()
+		return
+	}
+	server, err := net.Dial("tcp", p.target)
+	if err != nil {
+		client.Close()
+		return
+	}
+	if !p.track(server) {
+		client.Close()
+		server.Close()
+		return
+	}
+	pair := &proxyPair{p: p, client: client, server: server}
+	p.wg.Add(2)
+	go pair.clientToServer()
+	go pair.serverToClient()
 }
 
 // matches reports (and consumes) an armed rule the packet payload matches.
@@ -188,6 +286,12 @@ type proxyPair struct {
 	cutting atomic.Bool
 }
 
+// closeBoth cuts both of the pair's connections.
+func (pp *proxyPair) closeBoth() {
+	pp.client.Close()
+	pp.server.Close()
+}
+
 // clientToServer forwards the client's packets one by one (4-byte header:
 // 3-byte little-endian length, sequence number), checking each.
 func (pp *proxyPair) clientToServer() {
@@ -206,6 +310,13 @@ func (pp *proxyPair) clientToServer() {
 		payload := make([]byte, n)
 		if _, err := io.ReadFull(pp.client, payload); err != nil {
 			return
+		}
+		switch pp.p.await(pp) {
+		case stop:
+			return
+		case drop:
+			pp.p.droppedBytes.Add(int64(len(hdr) + n))
+			continue
 		}
 		if pp.p.matches(payload) {
 			pp.cutting.Store(true)
@@ -236,8 +347,15 @@ func (pp *proxyPair) serverToClient() {
 			return
 		}
 		if n > 0 {
-			if _, werr := pp.client.Write(buf[:n]); werr != nil {
+			switch pp.p.await(pp) {
+			case stop:
 				return
+			case forward:
+				if _, werr := pp.client.Write(buf[:n]); werr != nil {
+					return
+				}
+			case drop:
+				pp.p.droppedBytes.Add(int64(n))
 			}
 		}
 		if err != nil {
