@@ -73,6 +73,7 @@ type Record struct {
 	OrderKey string   `json:"okey,omitempty"`
 	Unique   string   `json:"ukey,omitempty"`
 	RunAt    int64    `json:"run_at,omitempty"` // µs, a scheduled call's due time
+	Refuse   bool     `json:"refuse,omitempty"` // argo must refuse this call
 }
 
 // Time returns At as a time.

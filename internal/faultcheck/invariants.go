@@ -29,6 +29,7 @@ const (
 	InvOrderSubmit    = "order-submit"        // a keyed call starts after every call of its key accepted before it was submitted has ended
 	InvFlowLimit      = "flow-limit"          // at most CapLimit executions of the capped group at once, across processes
 	InvFlowRate       = "flow-rate"           // at most RateBurst + RateLimit starts of the rated group in any 1-s window (+1 for claim jitter)
+	InvRefusal        = "refusal"             // a call argo documents as refused is refused (ErrNotPersisted) and never stored
 	InvOperator       = "operator"            // a task discarded or force-failed does not start again and ends so; no capped attempt starts while its breaker is open by hand
 )
 
@@ -105,6 +106,7 @@ type call struct {
 	begun    int
 	after    []string
 	orderKey string
+	refuse   bool
 	firstEnd time.Time // the first nil answer (accepted)
 	begin    time.Time // the first begin
 }
@@ -139,7 +141,7 @@ func Check(in Input) []Violation {
 			if c.begin.IsZero() {
 				c.begin = r.Time()
 			}
-			c.name, c.sum, c.after, c.orderKey = r.Name, r.Sum, r.After, r.OrderKey
+			c.name, c.sum, c.after, c.orderKey, c.refuse = r.Name, r.Sum, r.After, r.OrderKey, r.Refuse
 		case "end":
 			c.answers = append(c.answers, r)
 			if (r.Answer == AnswerNil) && c.firstEnd.IsZero() {
@@ -227,6 +229,9 @@ func Check(in Input) []Violation {
 		c := calls[op]
 		row := rowOf[op]
 		persisted, refused := false, 0
+		if c.refuse && row != nil {
+			bad(InvRefusal, "op %s (%s, order key %q, after %v): a call argo must refuse was stored as task %d (%s)", op, c.name, c.orderKey, c.after, row.ID, row.State)
+		}
 		for _, a := range c.answers {
 			switch a.Answer {
 			case AnswerNil, AnswerDuplicate:

@@ -30,11 +30,12 @@ const (
 	FeatureOperator   = "operator"    // operator actions at random moments: discard (also reviewed), force-fail, run-now, requeue, breaker open/close
 	FeatureFlow       = "flow"        // a concurrency cap and a rate limit shared by every process
 	FeatureOrderTx    = "order-tx"    // ordered keys written by SubmitTx inside longer transactions (#22 break 2a)
+	FeatureOrderFlow  = "order-flow"  // an order key on a flow-controlled task with After or in a group, which must be refused (#22 break 4)
 	FeatureRetryAfter = "retryafter"  // first attempts answering runtime.RetryAfter (#22 breaks 6, 10)
 )
 
 // AllFeatures lists every feature.
-var AllFeatures = []string{FeatureBasic, FeatureFlow, FeatureOperator, FeatureTxRollback, FeatureDeps, FeatureOrder, FeatureOrderTx, FeatureRetryAfter}
+var AllFeatures = []string{FeatureBasic, FeatureFlow, FeatureOperator, FeatureTxRollback, FeatureDeps, FeatureOrder, FeatureOrderTx, FeatureOrderFlow, FeatureRetryAfter}
 
 // DefaultFeatures is what make test runs on a branch where the breaks of
 // KnownBreaks are not fixed.
@@ -46,6 +47,7 @@ var KnownBreaks = map[string]string{
 	FeatureTxRollback: "not listed in #22: on SQLite a rolled-back SubmitTx's id is handed out again, and the rolled-back call's commit watcher (runtime.watchCommit) claims the new row by id, bypassing the order gate (and flow control): invariants order-overlap / order-submit",
 	FeatureDeps:       "#22 break 3 (dependent task blocked for ever): invariant dependents-terminal / terminal",
 	FeatureOrderTx:    "#22 break 2a (keyed SubmitTx in a long transaction): invariant order-overlap / order-submit",
+	FeatureOrderFlow:  "#22 break 4 (an order key on a flow-controlled task accepted with After or in a group): invariant refusal",
 	FeatureRetryAfter: "#22 break 10 (RetryAfter repeats attempt numbers): invariant exec-once",
 	FaultPartition:    "#22 break 1 (a cut-off instance runs on): invariant attempt-overlap",
 	FaultClaimCut:     "#22 break 8 (a lost claim COMMIT charges an attempt): invariant charged-unrun",
@@ -114,6 +116,9 @@ type CallSpec struct {
 	Unique   bool          // UniqueKey = Op of the first call of the operation
 	OrderKey string
 	After    []int // indices of earlier calls of the operation this one runs after
+	// Refuse: argo must refuse the call (ErrNotPersisted): an order key on
+	// a flow-controlled task.
+	Refuse bool
 	// HoldTx keeps a ViaTxCommit transaction open this long after its
 	// SubmitTx before committing it (order-tx).
 	HoldTx time.Duration
@@ -206,6 +211,19 @@ func Generate(seed uint64, slot, k int, f Features) Operation {
 			c.Via = ViaTxCommit
 			c.HoldTx = time.Duration(50+r.IntN(400)) * time.Millisecond
 			op.Calls = []CallSpec{c}
+		}},
+		{4, f[FeatureOrderFlow], func() { // U, then D: capped, keyed, after U (or both in a group)
+			group := r.IntN(2) == 0
+			via := ViaSubmit
+			if group {
+				via = ViaGroup
+			}
+			u := CallSpec{Op: id(0), Task: TaskPlain, Args: args(0), Via: via}
+			d := CallSpec{Op: id(1), Task: TaskCapped, Args: args(1), Via: via, OrderKey: OrderKeys[r.IntN(len(OrderKeys))], After: []int{0}, Refuse: true}
+			if group {
+				u.Refuse = true // the whole group is refused
+			}
+			op.Calls = []CallSpec{u, d}
 		}},
 		{5, f[FeatureRetryAfter], func() {
 			c := one(TaskPlain)

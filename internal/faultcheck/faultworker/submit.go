@@ -64,7 +64,7 @@ func (w *worker) do(ctx context.Context, op faultcheck.Operation) {
 			calls[i].UniqueKey = cs.Op
 		}
 		recs[i] = faultcheck.Record{Kind: faultcheck.KindSubmit, Ev: "begin", Op: cs.Op, Name: cs.Task, Sum: faultcheck.Sum(raw), Via: cs.Via,
-			OrderKey: cs.OrderKey, Unique: calls[i].UniqueKey}
+			OrderKey: cs.OrderKey, Unique: calls[i].UniqueKey, Refuse: cs.Refuse}
 		for _, j := range cs.After {
 			recs[i].After = append(recs[i].After, op.Calls[j].Op)
 		}
