@@ -149,6 +149,14 @@ func TestCheckFindsEachBreak(t *testing.T) {
 			h.exec(2, 1, "w1.0", 10, 20, OutOK) // the later call first
 			h.exec(1, 1, "w0.0", 30, 40, OutOK)
 		}},
+		{InvRefusal, func(h *history) {
+			h.call("0-0-0", 1, TaskCapped, runtime.StateSucceeded, 0, 0, func(b *Record, _ *Row) { b.Refuse, b.OrderKey = true, "k" })
+		}},
+		{InvOperator, func(h *history) {
+			h.call("0-0-0", 1, TaskPlain, runtime.StateDiscarded, 1, 0, nil)
+			h.in.Records = append(h.in.Records, Record{Kind: KindOperator, Ev: ActDiscard, At: h.at(5), Inst: "operator", Task: 1, Answer: "ok"})
+			h.exec(1, 1, "w0.0", 10, 20, OutOK) // started after the discard
+		}},
 		{InvFlowLimit, func(h *history) {
 			for i := range CapLimit + 1 {
 				id := int64(i + 1)
