@@ -39,7 +39,7 @@ var AllFeatures = []string{FeatureBasic, FeatureFlow, FeatureOperator, FeatureTx
 
 // DefaultFeatures is what make test runs on a branch where the breaks of
 // KnownBreaks are not fixed.
-var DefaultFeatures = []string{FeatureBasic, FeatureOrder, FeatureFlow}
+var DefaultFeatures = []string{FeatureBasic, FeatureOrder, FeatureFlow, FeatureOperator}
 
 // KnownBreaks names, for each switch (feature or fault) off by default, the
 // break of issue #22 it finds while that break is not fixed.
