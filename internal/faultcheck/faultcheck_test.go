@@ -27,7 +27,7 @@ import (
 
 var (
 	flagSeed     = flag.Uint64("faultcheck.seed", 0, "seed of the workload and the fault schedule (default: FAULTCHECK_SEED, else random; a failure prints it)")
-	flagDuration = flag.Duration("faultcheck.duration", 0, "how long the workload runs under faults (default: FAULTCHECK_DURATION, else 30s; -faultcheck.duration=1h for a soak)")
+	flagDuration = flag.Duration("faultcheck.duration", 0, "how long the workload runs under faults (default: FAULTCHECK_DURATION, else 30s, 10s under -short; -faultcheck.duration=1h for a soak)")
 	flagBound    = flag.Duration("faultcheck.bound", 0, "after the faults stop, every accepted call must be terminal within this (default 30s, 45s on Galera)")
 	flagFeatures = flag.String("faultcheck.features", "", "workload features, comma-separated, \"all\", or +x/-x on the defaults (default: FAULTCHECK_FEATURES, else "+strings.Join(DefaultFeatures, ",")+")")
 	flagFaults   = flag.String("faultcheck.faults", "", "fault kinds, comma-separated, \"all\", \"none\", or +x/-x on the defaults (default: FAULTCHECK_FAULTS, else "+strings.Join(DefaultFaults, ",")+")")
@@ -63,6 +63,9 @@ func loadSettings(t *testing.T, bound time.Duration) settings {
 	s.duration = *flagDuration
 	if s.duration == 0 {
 		s.duration = 30 * time.Second
+		if testing.Short() {
+			s.duration = 10 * time.Second
+		}
 		if v := os.Getenv("FAULTCHECK_DURATION"); v != "" {
 			d, err := time.ParseDuration(v)
 			if err != nil {

@@ -28,10 +28,23 @@ const (
 	InvOrderOverlap   = "order-overlap"       // no two calls of one order key run at once
 	InvOrderSubmit    = "order-submit"        // a keyed call starts after every call of its key accepted before it was submitted has ended
 	InvFlowLimit      = "flow-limit"          // at most CapLimit executions of the capped group at once, across processes
-	InvFlowRate       = "flow-rate"           // at most RateBurst + RateLimit starts of the rated group in any 1-s window (+1 for claim jitter)
+	InvFlowRate       = "flow-rate"           // at most RateAllowed starts of the rated group in any RateWindow
 	InvRefusal        = "refusal"             // a call argo documents as refused is refused (ErrNotPersisted) and never stored
 	InvOperator       = "operator"            // a task discarded or force-failed does not start again and ends so; no capped attempt starts while its breaker is open by hand
 )
+
+// The rate invariant: starts are timed where the function begins, after
+// the claim that admitted them, so a worker that stalls (a loaded host)
+// may start a few admitted in an earlier window late; the window is 2 s
+// and the allowance burst + rate × 2 s + 2.
+const (
+	RateWindow  = 2 * time.Second
+	RateAllowed = RateBurst + 2*RateLimit + 2
+)
+
+// BreakerGrace is how long after a breaker opened by hand an attempt
+// claimed before may still start.
+const BreakerGrace = 2 * time.Second
 
 // DefaultExpected lists the invariants whose violations make test logs
 // rather than fails (-faultcheck.expect), each a known break of #22 not
@@ -377,7 +390,7 @@ func Check(in Input) []Violation {
 		for _, k := range order {
 			sp := spans[k]
 			// An attempt claimed just before the open may start just after it.
-			if row := rowByID[sp.task]; row != nil && row.Name == TaskCapped && sp.start.After(open.Add(time.Second)) && sp.start.Before(closeAt) {
+			if row := rowByID[sp.task]; row != nil && row.Name == TaskCapped && sp.start.After(open.Add(BreakerGrace)) && sp.start.Before(closeAt) {
 				at = sp.start
 				bad(InvOperator, "group fc-cap: task %d attempt %d started on %s at %s while its breaker was open by hand (opened %s, closed %s; open #%d)",
 					sp.task, sp.attempt, sp.inst, clock(sp.start), clock(open), clock(closeAt), i+1)
@@ -574,12 +587,12 @@ func Check(in Input) []Violation {
 	slices.SortFunc(rateStarts, func(a, b time.Time) int { return a.Compare(b) })
 	reported = time.Time{}
 	for i, j := 0, 0; i < len(rateStarts); i++ {
-		for rateStarts[i].Sub(rateStarts[j]) >= time.Second {
+		for rateStarts[i].Sub(rateStarts[j]) >= RateWindow {
 			j++
 		}
-		if n := i - j + 1; n > RateBurst+RateLimit+1 && rateStarts[j].Sub(reported) > time.Second {
+		if n := i - j + 1; n > RateAllowed && rateStarts[j].Sub(reported) > RateWindow {
 			reported, at = rateStarts[j], rateStarts[j]
-			bad(InvFlowRate, "group fc-rate (%d/s, burst %d): %d starts within 1 s from %s", RateLimit, RateBurst, n, clock(rateStarts[j]))
+			bad(InvFlowRate, "group fc-rate (%d/s, burst %d): %d starts within %s from %s (at most %d)", RateLimit, RateBurst, n, RateWindow, clock(rateStarts[j]), RateAllowed)
 		}
 	}
 

@@ -165,7 +165,7 @@ func TestCheckFindsEachBreak(t *testing.T) {
 			}
 		}},
 		{InvFlowRate, func(h *history) {
-			for i := range RateBurst + RateLimit + 2 {
+			for i := range RateAllowed + 1 {
 				id := int64(i + 1)
 				h.call("0-"+string(rune('a'+i))+"-0", id, TaskRated, runtime.StateSucceeded, 1, 0, nil)
 				h.exec(id, 1, "w0.0", 10+50*i, 20+50*i, OutOK)

@@ -197,6 +197,7 @@ func Generate(seed uint64, slot, k int, f Features) Operation {
 		{10, f[FeatureOrder], func() {
 			c := one(TaskPlain)
 			c.OrderKey = OrderKeys[r.IntN(len(OrderKeys))]
+			c.Args.WorkMS = min(c.Args.WorkMS, 500) // one at a time per key: keep the queue short
 			op.Calls = []CallSpec{c}
 		}},
 		{6, f[FeatureFlow], func() { op.Calls = []CallSpec{one(TaskCapped)} }},
