@@ -98,6 +98,16 @@ type Input struct {
 	CutOff map[string]bool
 }
 
+// diedAll reports whether every one of insts died without a clean exit.
+func (in Input) diedAll(insts []string) bool {
+	for _, i := range insts {
+		if _, ok := in.Died[i]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // span is one execution.
 type span struct {
 	task       int64
@@ -120,6 +130,8 @@ type call struct {
 	after    []string
 	orderKey string
 	refuse   bool
+	via      string
+	insts    []string  // the processes that began it
 	firstEnd time.Time // the first nil answer (accepted)
 	begin    time.Time // the first begin
 }
@@ -151,6 +163,8 @@ func Check(in Input) []Violation {
 		switch r.Ev {
 		case "begin":
 			c.begun++
+			c.via = r.Via
+			c.insts = append(c.insts, r.Inst)
 			if c.begin.IsZero() {
 				c.begin = r.Time()
 			}
@@ -259,6 +273,9 @@ func Check(in Input) []Violation {
 			case AnswerOther:
 				bad(InvAnswer, "op %s (%s via %s): an answer that is neither nil, ErrNotPersisted nor ErrOutcomeUnknown: %s", op, c.name, a.Via, a.Err)
 			}
+		}
+		if len(c.answers) < c.begun && !in.diedAll(c.insts) {
+			bad(InvAnswer, "op %s (%s, via %s): a submit begun on %v was never answered, and its process was not killed", op, c.name, c.via, c.insts)
 		}
 		if !persisted && refused == c.begun && row != nil {
 			bad(InvAnswer, "op %s (%s): every submit answered not persisted (%s), but task %d exists", op, c.name, lastErr(c), row.ID)

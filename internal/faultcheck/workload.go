@@ -31,11 +31,12 @@ const (
 	FeatureFlow       = "flow"        // a concurrency cap and a rate limit shared by every process
 	FeatureOrderTx    = "order-tx"    // ordered keys written by SubmitTx inside longer transactions (#22 break 2a)
 	FeatureOrderFlow  = "order-flow"  // an order key on a flow-controlled task with After or in a group, which must be refused (#22 break 4)
+	FeatureBigSubmit  = "bigsubmit"   // now and then a call larger than MariaDB's max_allowed_packet (16 MiB), submitted with context.Background (#22 break 7)
 	FeatureRetryAfter = "retryafter"  // first attempts answering runtime.RetryAfter (#22 breaks 6, 10)
 )
 
 // AllFeatures lists every feature.
-var AllFeatures = []string{FeatureBasic, FeatureFlow, FeatureOperator, FeatureTxRollback, FeatureDeps, FeatureOrder, FeatureOrderTx, FeatureOrderFlow, FeatureRetryAfter}
+var AllFeatures = []string{FeatureBasic, FeatureFlow, FeatureOperator, FeatureTxRollback, FeatureDeps, FeatureOrder, FeatureOrderTx, FeatureOrderFlow, FeatureBigSubmit, FeatureRetryAfter}
 
 // DefaultFeatures is what make test runs on a branch where the breaks of
 // KnownBreaks are not fixed.
@@ -48,6 +49,7 @@ var KnownBreaks = map[string]string{
 	FeatureDeps:       "#22 break 3 (dependent task blocked for ever): invariant dependents-terminal / terminal",
 	FeatureOrderTx:    "#22 break 2a (keyed SubmitTx in a long transaction): invariant order-overlap / order-submit",
 	FeatureOrderFlow:  "#22 break 4 (an order key on a flow-controlled task accepted with After or in a group): invariant refusal",
+	FeatureBigSubmit:  "#22 break 7 (a submit larger than the server accepts hangs for ever): invariant answer (a submit never answered)",
 	FeatureRetryAfter: "#22 break 10 (RetryAfter repeats attempt numbers): invariant exec-once",
 	FaultPartition:    "#22 break 1 (a cut-off instance runs on): invariant attempt-overlap",
 	FaultClaimCut:     "#22 break 8 (a lost claim COMMIT charges an attempt): invariant charged-unrun",
@@ -116,6 +118,9 @@ type CallSpec struct {
 	Unique   bool          // UniqueKey = Op of the first call of the operation
 	OrderKey string
 	After    []int // indices of earlier calls of the operation this one runs after
+	// Big: the call's Blob is BigBlob bytes, submitted with
+	// context.Background in a goroutine of its own.
+	Big bool
 	// Refuse: argo must refuse the call (ErrNotPersisted): an order key on
 	// a flow-controlled task.
 	Refuse bool
@@ -257,6 +262,12 @@ func Generate(seed uint64, slot, k int, f Features) Operation {
 			}
 		}},
 	}
+	if f[FeatureBigSubmit] && k%400 == 7 { // a few a run: each is some 17 MiB
+		c := one(TaskPlain)
+		c.Big, c.Args.Blob = true, nil // the worker fills it (BigBlob bytes)
+		op.Calls = []CallSpec{c}
+		return op
+	}
 	total := 0
 	for _, c := range choices {
 		if c.on {
@@ -279,6 +290,10 @@ func Generate(seed uint64, slot, k int, f Features) Operation {
 	}
 	return op
 }
+
+// BigBlob is the size of a big call's Blob: 13 MiB, 17 MiB in base64,
+// above MariaDB's default max_allowed_packet of 16 MiB.
+const BigBlob = 13 << 20
 
 // workMS is how long one attempt works: mostly short, some long enough that
 // a kill, a Stop or a cut-off lands in the middle of it.
