@@ -3,7 +3,6 @@ package faultcheck
 import (
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"time"
 )
@@ -58,52 +57,14 @@ func (f Fault) String() string {
 // Faults is a set of fault kinds switched on.
 type Faults map[string]bool
 
-// ParseFaults parses a comma-separated list as ParseFeatures does ("all",
-// "+x", "-x", "none").
+// ParseFaults parses a comma-separated list as ParseFeatures does.
 func ParseFaults(s string) (Faults, error) {
-	f := Faults{}
-	if s == "" {
-		s = strings.Join(DefaultFaults, ",")
-	}
-	if s == "none" {
-		return f, nil
-	}
-	parts := strings.Split(s, ",")
-	if strings.HasPrefix(parts[0], "+") || strings.HasPrefix(parts[0], "-") {
-		for _, d := range DefaultFaults {
-			f[d] = true
-		}
-	}
-	for _, p := range parts {
-		p = strings.TrimSpace(p)
-		on := !strings.HasPrefix(p, "-")
-		p = strings.TrimLeft(p, "+-")
-		switch {
-		case p == "":
-		case p == "all":
-			for _, a := range AllFaults {
-				f[a] = on
-			}
-		case slices.Contains(AllFaults, p):
-			f[p] = on
-		default:
-			return nil, fmt.Errorf("faultcheck: unknown fault %q (known: %s, all, none)", p, strings.Join(AllFaults, ", "))
-		}
-	}
-	return f, nil
+	m, err := parseSwitches(s, "fault", AllFaults, DefaultFaults)
+	return Faults(m), err
 }
 
 // String lists the faults that are on, sorted.
-func (f Faults) String() string {
-	var on []string
-	for k, v := range f {
-		if v {
-			on = append(on, k)
-		}
-	}
-	slices.Sort(on)
-	return strings.Join(on, ",")
-}
+func (f Faults) String() string { return switchesString(f) }
 
 // Schedule draws the faults of a run of length d with slots workers: one
 // fault every 1–4 s (partitions and server faults last 2–8 s, and none

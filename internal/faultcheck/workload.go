@@ -55,17 +55,31 @@ var KnownBreaks = map[string]string{
 	FaultClaimCut:     "#22 break 8 (a lost claim COMMIT charges an attempt): invariant charged-unrun",
 }
 
-// ParseFeatures parses a comma-separated list; "all" is every feature, and
-// "+x" / "-x" add to / remove from the defaults.
+// ParseFeatures parses a comma-separated list; "all" is every feature,
+// and "+x" / "-x" add to / remove from the defaults.
 func ParseFeatures(s string) (Features, error) {
-	f := Features{}
+	m, err := parseSwitches(s, "feature", AllFeatures, DefaultFeatures)
+	return Features(m), err
+}
+
+// String lists the features that are on, sorted.
+func (f Features) String() string { return switchesString(f) }
+
+// parseSwitches parses a list of switches (features, faults) out of all:
+// "" is defaults, "all" every one, "none" none, and a list beginning with
+// "+x" or "-x" changes the defaults.
+func parseSwitches(s, what string, all, defaults []string) (map[string]bool, error) {
+	m := map[string]bool{}
 	if s == "" {
-		s = strings.Join(DefaultFeatures, ",")
+		s = strings.Join(defaults, ",")
+	}
+	if s == "none" {
+		return m, nil
 	}
 	parts := strings.Split(s, ",")
 	if strings.HasPrefix(parts[0], "+") || strings.HasPrefix(parts[0], "-") {
-		for _, d := range DefaultFeatures {
-			f[d] = true
+		for _, d := range defaults {
+			m[d] = true
 		}
 	}
 	for _, p := range parts {
@@ -75,22 +89,22 @@ func ParseFeatures(s string) (Features, error) {
 		switch {
 		case p == "":
 		case p == "all":
-			for _, a := range AllFeatures {
-				f[a] = on
+			for _, a := range all {
+				m[a] = on
 			}
-		case slices.Contains(AllFeatures, p):
-			f[p] = on
+		case slices.Contains(all, p):
+			m[p] = on
 		default:
-			return nil, fmt.Errorf("faultcheck: unknown feature %q (known: %s, all)", p, strings.Join(AllFeatures, ", "))
+			return nil, fmt.Errorf("faultcheck: unknown %s %q (known: %s, all, none)", what, p, strings.Join(all, ", "))
 		}
 	}
-	return f, nil
+	return m, nil
 }
 
-// String lists the features that are on, sorted.
-func (f Features) String() string {
+// switchesString lists the switches of m that are on, sorted.
+func switchesString(m map[string]bool) string {
 	var on []string
-	for k, v := range f {
+	for k, v := range m {
 		if v {
 			on = append(on, k)
 		}
