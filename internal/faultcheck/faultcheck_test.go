@@ -1,7 +1,6 @@
 package faultcheck
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
 	"errors"
@@ -22,6 +21,7 @@ import (
 	"time"
 
 	"github.com/argo-retry/argo/internal/testdb"
+	"github.com/argo-retry/argo/internal/workerproc"
 	"github.com/argo-retry/argo/runtime"
 )
 
@@ -255,7 +255,7 @@ func runTarget(t *testing.T, tg target) {
 		t.Fatal(err)
 	}
 	d := &driver{t: t, tg: tg, s: s, dir: keepDir(t, "histories"), died: map[string]time.Time{}, cutOff: map[string]bool{}, cleanly: map[*proc]bool{}}
-	d.bin = buildWorker(t, d.dir)
+	d.bin = workerproc.Build(t, d.dir, "./faultworker", "faultworker")
 	t.Cleanup(d.killAll)
 
 	// The schedule: faults the target cannot carry out are left out.
@@ -397,7 +397,7 @@ func (d *driver) checkAlive() {
 		select {
 		case <-p.done:
 			if d.ready(p) {
-				d.t.Fatalf("worker %s exited by itself: %v (seed %d)\n%s", p.id, p.cmd.ProcessState, d.s.seed, tail(p.stderr, 30))
+				d.t.Fatalf("worker %s exited by itself: %v (seed %d)\n%s", p.id, p.cmd.ProcessState, d.s.seed, workerproc.Tail(p.stderr, 30))
 			}
 			d.died[p.id] = time.Now()
 			d.restarts++
@@ -542,7 +542,7 @@ func (d *driver) waitReady(slot int) *proc {
 		time.Sleep(50 * time.Millisecond)
 	}
 	p := d.live[slot]
-	d.t.Fatalf("worker %s did not start within 30s (seed %d)\n%s", p.id, d.s.seed, tail(p.stderr, 30))
+	d.t.Fatalf("worker %s did not start within 30s (seed %d)\n%s", p.id, d.s.seed, workerproc.Tail(p.stderr, 30))
 	return nil
 }
 
@@ -582,11 +582,11 @@ func (d *driver) checkStopped(p *proc) {
 		return
 	}
 	if p.cmd.ProcessState.ExitCode() == 4 {
-		d.t.Logf("faultcheck: worker %s: Runtime.Stop returned an error: %s", p.id, tail(p.stderr, 1))
+		d.t.Logf("faultcheck: worker %s: Runtime.Stop returned an error: %s", p.id, workerproc.Tail(p.stderr, 1))
 		d.died[p.id] = time.Now()
 		return
 	}
-	d.t.Errorf("worker %s did not stop cleanly: %v (seed %d)\n%s", p.id, p.cmd.ProcessState, d.s.seed, tail(p.stderr, 30))
+	d.t.Errorf("worker %s did not stop cleanly: %v (seed %d)\n%s", p.id, p.cmd.ProcessState, d.s.seed, workerproc.Tail(p.stderr, 30))
 }
 
 func (d *driver) killAll() {
@@ -658,38 +658,4 @@ func readInstances(ctx context.Context, db *sql.DB) string {
 		fmt.Fprintf(&b, "  %s: started %s, heartbeat %s\n", id, clock(time.UnixMilli(started)), clock(time.UnixMilli(hb)))
 	}
 	return b.String()
-}
-
-// buildWorker builds ./faultworker (without -race, for speed) into dir.
-func buildWorker(t *testing.T, dir string) string {
-	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
-	}
-	bin := filepath.Join(dir, "faultworker")
-	cmd := exec.Command(goBin, "build", "-o", bin, "./faultworker")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./faultworker: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// tail returns the last n lines of a file.
-func tail(path string, n int) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return err.Error()
-	}
-	defer f.Close()
-	var lines []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-	}
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
