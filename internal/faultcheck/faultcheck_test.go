@@ -28,7 +28,7 @@ import (
 var (
 	flagSeed     = flag.Uint64("faultcheck.seed", 0, "seed of the workload and the fault schedule (default: FAULTCHECK_SEED, else random; a failure prints it)")
 	flagDuration = flag.Duration("faultcheck.duration", 0, "how long the workload runs under faults (default: FAULTCHECK_DURATION, else 30s, 10s under -short; -faultcheck.duration=1h for a soak)")
-	flagBound    = flag.Duration("faultcheck.bound", 0, "after the faults stop, every accepted call must be terminal within this (default 30s, 45s on Galera)")
+	flagBound    = flag.Duration("faultcheck.bound", 0, "after the faults stop, every accepted call must be terminal within this (default 45s, 60s on Galera)")
 	flagFeatures = flag.String("faultcheck.features", "", "workload features, comma-separated, \"all\", or +x/-x on the defaults (default: FAULTCHECK_FEATURES, else "+strings.Join(DefaultFeatures, ",")+")")
 	flagFaults   = flag.String("faultcheck.faults", "", "fault kinds, comma-separated, \"all\", \"none\", or +x/-x on the defaults (default: FAULTCHECK_FAULTS, else "+strings.Join(DefaultFaults, ",")+")")
 	flagExpect   = flag.String("faultcheck.expect", "", "invariants whose violations are known breaks, logged but not failed, comma-separated or \"none\" (default: FAULTCHECK_EXPECT, else "+strings.Join(DefaultExpected, ",")+")")
@@ -127,7 +127,7 @@ type target struct {
 func TestFaultCheckSQLite(t *testing.T) {
 	dsn := "sqlite:" + filepath.Join(keepDir(t, "db"), "argo.db")
 	runTarget(t, target{engine: "sqlite", dsn: dsn, workerDSN: func(int) string { return dsn },
-		lease: 2 * time.Second, heartbeat: 300 * time.Millisecond, slots: *flagSlots, bound: 30 * time.Second})
+		lease: 2 * time.Second, heartbeat: 300 * time.Millisecond, slots: *flagSlots, bound: 45 * time.Second})
 }
 
 // TestFaultCheckMariaDB runs the checker on a private MariaDB server (so
@@ -137,7 +137,7 @@ func TestFaultCheckMariaDB(t *testing.T) {
 	testdb.MySQLServerDSN(t) // skips as every MariaDB test does when make test gave no server
 	srv := testdb.NewMySQLServer(t)
 	dsn := srv.DSN(t)
-	tg := target{engine: "mariadb", dsn: dsn, lease: 2 * time.Second, heartbeat: 300 * time.Millisecond, slots: *flagSlots, bound: 30 * time.Second}
+	tg := target{engine: "mariadb", dsn: dsn, lease: 2 * time.Second, heartbeat: 300 * time.Millisecond, slots: *flagSlots, bound: 45 * time.Second}
 	for range tg.slots {
 		tg.proxies = append(tg.proxies, testdb.NewFaultProxy(t, dsn))
 	}
@@ -155,7 +155,7 @@ func TestFaultCheckMariaDB(t *testing.T) {
 // server fault on (the default) it holds the cluster exclusively and kills
 // a node; the leases are those a node's crash needs (docs/deployment.md).
 func TestFaultCheckGalera(t *testing.T) {
-	s := loadSettings(t, 45*time.Second)
+	s := loadSettings(t, 60*time.Second)
 	var g *testdb.Galera
 	if s.faults[FaultServer] {
 		g = testdb.DisruptGaleraCluster(t)
@@ -164,7 +164,7 @@ func TestFaultCheckGalera(t *testing.T) {
 	}
 	gdb := g.NewDatabase(t)
 	tg := target{engine: "galera", dsn: gdb.DSN(testdb.SteadyNode), lease: 8 * time.Second, heartbeat: time.Second,
-		instTO: 10 * time.Second, slots: min(*flagSlots, g.Nodes()), bound: 45 * time.Second}
+		instTO: 10 * time.Second, slots: min(*flagSlots, g.Nodes()), bound: 60 * time.Second}
 	tg.workerDSN = func(slot int) string { return gdb.FailoverDSN(slot + 1) }
 	tg.server = func(t *testing.T, f Fault) {
 		node := f.Slot%g.Nodes() + 1
