@@ -276,7 +276,7 @@ func Generate(seed uint64, slot, k int, f Features) Operation {
 			}
 		}},
 	}
-	if f[FeatureBigSubmit] && k%400 == 7 { // a few a run: each is some 17 MiB
+	if f[FeatureBigSubmit] && k%400 == 7 { // a few a run: each is some 32 MiB
 		c := one(TaskPlain)
 		c.Big, c.Args.Blob = true, nil // the worker fills it (BigBlob bytes)
 		op.Calls = []CallSpec{c}
@@ -305,9 +305,9 @@ func Generate(seed uint64, slot, k int, f Features) Operation {
 	return op
 }
 
-// BigBlob is the size of a big call's Blob: 13 MiB, 17 MiB in base64,
+// BigBlob is the size of a big call's Blob: 24 MiB, 32 MiB in base64,
 // above MariaDB's default max_allowed_packet of 16 MiB.
-const BigBlob = 13 << 20
+const BigBlob = 24 << 20
 
 // workMS is how long one attempt works: mostly short, some long enough that
 // a kill, a Stop or a cut-off lands in the middle of it.
