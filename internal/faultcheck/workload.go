@@ -219,7 +219,11 @@ func Generate(seed uint64, slot, k int, f Features) Operation {
 			c.Args.WorkMS = min(c.Args.WorkMS, 500) // one at a time per key: keep the queue short
 			op.Calls = []CallSpec{c}
 		}},
-		{6, f[FeatureFlow], func() { op.Calls = []CallSpec{one(TaskCapped)} }},
+		{6, f[FeatureFlow], func() {
+			c := one(TaskCapped)
+			c.Args.WorkMS = min(c.Args.WorkMS, 1000) // 3 at a time: keep the queue short
+			op.Calls = []CallSpec{c}
+		}},
 		{6, f[FeatureFlow], func() {
 			c := one(TaskRated)
 			c.Args.WorkMS = min(c.Args.WorkMS, 100)
