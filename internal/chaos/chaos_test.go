@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"math/rand/v2"
 	"os"
@@ -22,6 +21,7 @@ import (
 	"time"
 
 	"github.com/argo-retry/argo/internal/testdb"
+	"github.com/argo-retry/argo/internal/workerproc"
 	"github.com/argo-retry/argo/runtime"
 )
 
@@ -282,20 +282,10 @@ func TestChaosKill9(t *testing.T) {
 	}
 }
 
-// buildWorker builds ./chaosworker (without -race, for speed) into dir.
+// buildWorker builds ./chaosworker into dir.
 func buildWorker(t *testing.T, dir string) string {
 	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
-	}
-	bin := filepath.Join(dir, "chaosworker")
-	cmd := exec.Command(goBin, "build", "-o", bin, "./chaosworker")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./chaosworker: %v\n%s", err, out)
-	}
-	return bin
+	return workerproc.Build(t, dir, "./chaosworker", "chaosworker")
 }
 
 // feeder submits the test's tasks through a runtime that is already
@@ -660,16 +650,4 @@ func check(t *testing.T, db *sql.DB, ids map[int64]int, logs map[attemptKey]*log
 }
 
 // tail returns the last n lines of a file.
-func tail(path string, n int) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return err.Error()
-	}
-	defer f.Close()
-	b, _ := io.ReadAll(f)
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
+func tail(path string, n int) string { return workerproc.Tail(path, n) }

@@ -1,0 +1,639 @@
+package faultcheck
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/argo-retry/argo/runtime"
+)
+
+// Invariant names, as violations carry them.
+const (
+	InvExecOnce       = "exec-once"           // no (task, attempt) executed twice
+	InvAttemptOverlap = "attempt-overlap"     // no two executions of one task at once
+	InvExecUnended    = "exec-unended"        // an execution of a live process ended (it was not lost)
+	InvArgsExact      = "args-exact"          // arguments arrive byte for byte as submitted
+	InvAnswer         = "answer"              // every wrapper answer agrees with the table
+	InvLost           = "lost"                // an accepted call has its row
+	InvPhantom        = "phantom"             // every row was submitted, once
+	InvTerminal       = "terminal"            // every call ends in a terminal state within the bound
+	InvOutcome        = "outcome"             // the terminal state is the one the call's behaviour leads to
+	InvChargedUnrun   = "charged-unrun"       // no attempt charged (lease_expired) to a live process that never ran it
+	InvDepsOrder      = "deps-order"          // no task starts before its upstream tasks succeeded
+	InvDepsTerminal   = "dependents-terminal" // a dependent ends skipped iff an upstream ended unsuccessfully
+	InvOrderOverlap   = "order-overlap"       // no two calls of one order key run at once
+	InvOrderSubmit    = "order-submit"        // a keyed call starts after every call of its key accepted before it was submitted has ended
+	InvFlowLimit      = "flow-limit"          // at most CapLimit executions of the capped group at once, across processes
+	InvFlowRate       = "flow-rate"           // at most RateAllowed starts of the rated group in any RateWindow
+	InvRefusal        = "refusal"             // a call argo documents as refused is refused (ErrNotPersisted) and never stored
+	InvOperator       = "operator"            // a task discarded or force-failed does not start again and ends so; no capped attempt starts while its breaker is open by hand
+)
+
+// The rate invariant: starts are timed where the function begins, after
+// the claim that admitted them, so a worker that stalls (a loaded host)
+// may start a few admitted in an earlier window late; the window is 2 s
+// and the allowance burst + rate × 2 s + 2.
+const (
+	RateWindow  = 2 * time.Second
+	RateAllowed = RateBurst + 2*RateLimit + 2
+)
+
+// BreakerGrace is how long after a breaker opened by hand an attempt
+// claimed before may still start.
+const BreakerGrace = 2 * time.Second
+
+// DefaultExpected lists the invariants whose violations make test logs
+// rather than fails (-faultcheck.expect), each a known break of #22 not
+// fixed on every branch: charged-unrun is break 8 (a claim whose COMMIT
+// answer is lost, or cut off by Stop, is charged an attempt that never
+// ran), which Stop mid-claim and the server faults hit.
+var DefaultExpected = []string{InvChargedUnrun}
+
+// Violation is one broken invariant.
+type Violation struct {
+	Inv    string
+	Detail string
+	At     time.Time // when the history shows it (zero: seen in the final state)
+}
+
+// Row is a task row as the check reads it at the end.
+type Row struct {
+	ID           int64
+	Name         string
+	State        runtime.State
+	ExecuteTimes int
+	Param        []byte
+	OrderKey     string
+	Shard        int
+	LeaseOwner   string
+	LeaseUntil   int64 // ms
+	Due          int64 // execute_time, ms
+	RequeuedFrom int64 // the task an operator requeued this one from (0: none)
+}
+
+// AttemptRow is a row of argo_task_attempt.
+type AttemptRow struct {
+	Task    int64
+	Attempt int
+	Outcome string
+	Worker  string
+}
+
+// Input is everything the check looks at.
+type Input struct {
+	Records  []Record
+	Rows     []Row
+	Attempts []AttemptRow
+	// Died maps the instances whose process died without a clean exit
+	// (SIGKILL) to when the driver saw it dead: their unended executions
+	// end then.
+	Died map[string]time.Time
+	// CutOff lists the instances that were cut off from the database or
+	// lost an answer to a claim: an attempt charged to them and never run
+	// is #22 break 8, not a kill.
+	CutOff map[string]bool
+}
+
+// diedAll reports whether every one of insts died without a clean exit.
+func (in Input) diedAll(insts []string) bool {
+	for _, i := range insts {
+		if _, ok := in.Died[i]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// span is one execution.
+type span struct {
+	task       int64
+	attempt    int
+	fallback   bool
+	inst       string
+	start, end time.Time
+	out        string
+	sum        string
+	starts     int
+}
+
+// call is what the histories say of one op.
+type call struct {
+	op       string
+	name     string
+	sum      string
+	answers  []Record // submit ends
+	begun    int
+	after    []string
+	orderKey string
+	refuse   bool
+	via      string
+	insts    []string  // the processes that began it
+	firstEnd time.Time // the first nil answer (accepted)
+	begin    time.Time // the first begin
+}
+
+// Check checks in against every invariant.
+func Check(in Input) []Violation {
+	var out []Violation
+	var at time.Time // the time of the next violation, if the history shows one
+	bad := func(inv, format string, args ...any) {
+		out = append(out, Violation{Inv: inv, Detail: fmt.Sprintf(format, args...), At: at})
+		at = time.Time{}
+	}
+
+	// Calls, from the submit records.
+	calls := map[string]*call{}
+	get := func(op string) *call {
+		c := calls[op]
+		if c == nil {
+			c = &call{op: op}
+			calls[op] = c
+		}
+		return c
+	}
+	for _, r := range in.Records {
+		if r.Kind != KindSubmit {
+			continue
+		}
+		c := get(r.Op)
+		switch r.Ev {
+		case "begin":
+			c.begun++
+			c.via = r.Via
+			c.insts = append(c.insts, r.Inst)
+			if c.begin.IsZero() {
+				c.begin = r.Time()
+			}
+			c.name, c.sum, c.after, c.orderKey, c.refuse = r.Name, r.Sum, r.After, r.OrderKey, r.Refuse
+		case "end":
+			c.answers = append(c.answers, r)
+			if (r.Answer == AnswerNil) && c.firstEnd.IsZero() {
+				c.firstEnd = r.Time()
+			}
+		}
+	}
+
+	// Rows, by op.
+	// The operator's actions.
+	requeuedTo := map[int64]bool{} // new task ids of requeues (answered ok, or lost)
+	acted := map[int64][]Record{}  // task → the operator's answered actions on it
+	var breakerOpen, breakerClose []time.Time
+	for _, r := range in.Records {
+		if r.Kind != KindOperator || strings.HasSuffix(r.Ev, ":begin") && r.Ev != ActBreakerClose+":begin" {
+			continue
+		}
+		switch r.Ev {
+		case ActRequeue:
+			if r.ID != 0 {
+				requeuedTo[r.ID] = true
+			}
+			if r.Answer == "error" {
+				requeuedTo[-1] = true // a requeue whose answer was lost may have made any row
+			}
+		case ActBreakerOpen:
+			if r.Answer == "ok" {
+				breakerOpen = append(breakerOpen, r.Time())
+			}
+		case ActBreakerClose + ":begin":
+			breakerClose = append(breakerClose, r.Time())
+		}
+		if r.Task != 0 {
+			acted[r.Task] = append(acted[r.Task], r)
+		}
+	}
+
+	rowOf := map[string]*Row{}    // the submitted row of each op
+	latest := map[string]*Row{}   // its newest row (a requeue's)
+	opRows := map[string][]*Row{} // all its rows
+	var requeues []*Row
+	rowByID := map[int64]*Row{}
+	argsOf := map[int64]Args{}
+	for i := range in.Rows {
+		row := &in.Rows[i]
+		rowByID[row.ID] = row
+		var a Args
+		if err := json.Unmarshal(row.Param, &a); err != nil {
+			bad(InvArgsExact, "task %d (%s): stored arguments do not decode: %v", row.ID, row.Name, err)
+			continue
+		}
+		argsOf[row.ID] = a
+		c := calls[a.Op]
+		if c == nil || c.begun == 0 {
+			bad(InvPhantom, "task %d (%s, op %s): a row no submit began", row.ID, row.Name, a.Op)
+			continue
+		}
+		if row.RequeuedFrom != 0 {
+			if !requeuedTo[row.ID] && !requeuedTo[-1] {
+				bad(InvPhantom, "task %d (op %s) was requeued from task %d, but no requeue of the operator made it", row.ID, a.Op, row.RequeuedFrom)
+			}
+			requeues = append(requeues, row)
+		} else if prev := rowOf[a.Op]; prev != nil {
+			bad(InvPhantom, "op %s has two rows: tasks %d and %d", a.Op, prev.ID, row.ID)
+			continue
+		} else {
+			rowOf[a.Op] = row
+		}
+		if latest[a.Op] == nil || row.ID > latest[a.Op].ID {
+			latest[a.Op] = row
+		}
+		opRows[a.Op] = append(opRows[a.Op], row)
+		if s := Sum(row.Param); s != c.sum {
+			bad(InvArgsExact, "task %d (op %s): stored arguments differ from those submitted (sum %s, submitted %s)", row.ID, a.Op, s, c.sum)
+		}
+	}
+
+	// Answers against the table.
+	ops := make([]string, 0, len(calls))
+	for op := range calls {
+		ops = append(ops, op)
+	}
+	sort.Strings(ops)
+	for _, op := range ops {
+		c := calls[op]
+		row := rowOf[op]
+		persisted, refused := false, 0
+		if c.refuse && row != nil {
+			bad(InvRefusal, "op %s (%s, order key %q, after %v): a call argo must refuse was stored as task %d (%s)", op, c.name, c.orderKey, c.after, row.ID, row.State)
+		}
+		for _, a := range c.answers {
+			switch a.Answer {
+			case AnswerNil, AnswerDuplicate:
+				persisted = true
+				if row == nil {
+					bad(InvLost, "op %s (%s via %s): answered %s with id %d, but there is no row", op, c.name, a.Via, a.Answer, a.ID)
+				} else if a.ID != row.ID {
+					bad(InvAnswer, "op %s (%s via %s): answered %s with id %d, but its row is task %d", op, c.name, a.Via, a.Answer, a.ID, row.ID)
+				}
+			case AnswerNotPersisted, AnswerRolledBack:
+				refused++
+			case AnswerOther:
+				bad(InvAnswer, "op %s (%s via %s): an answer that is neither nil, ErrNotPersisted nor ErrOutcomeUnknown: %s", op, c.name, a.Via, a.Err)
+			}
+		}
+		if len(c.answers) < c.begun && !in.diedAll(c.insts) {
+			bad(InvAnswer, "op %s (%s, via %s): a submit begun on %v was never answered, and its process was not killed", op, c.name, c.via, c.insts)
+		}
+		if !persisted && refused == c.begun && row != nil {
+			bad(InvAnswer, "op %s (%s): every submit answered not persisted (%s), but task %d exists", op, c.name, lastErr(c), row.ID)
+		}
+	}
+
+	// Executions.
+	type ekey struct {
+		task     int64
+		attempt  int
+		fallback bool
+	}
+	spans := map[ekey]*span{}
+	var order []ekey
+	for _, r := range in.Records {
+		if r.Kind != KindExec {
+			continue
+		}
+		k := ekey{r.Task, r.Attempt, r.Fallback}
+		s := spans[k]
+		if r.Ev == "start" {
+			if s == nil {
+				s = &span{task: r.Task, attempt: r.Attempt, fallback: r.Fallback, inst: r.Inst, start: r.Time(), sum: r.Sum}
+				spans[k] = s
+				order = append(order, k)
+			}
+			s.starts++
+			if s.starts == 2 {
+				at = r.Time()
+				what := "attempt"
+				if r.Fallback {
+					what = "fallback"
+				}
+				bad(InvExecOnce, "task %d %s %d executed twice: on %s at %s and on %s at %s", r.Task, what, r.Attempt, s.inst, clock(s.start), r.Inst, clock(r.Time()))
+			}
+			continue
+		}
+		if s != nil && s.end.IsZero() {
+			s.end, s.out = r.Time(), r.Out
+		}
+	}
+	byTask := map[int64][]*span{}
+	for _, k := range order {
+		s := spans[k]
+		if s.end.IsZero() {
+			if at, ok := in.Died[s.inst]; ok {
+				s.end, s.out = at, "killed"
+			} else {
+				bad(InvExecUnended, "task %d attempt %d started on %s at %s and never ended, and that process was not killed", s.task, s.attempt, s.inst, clock(s.start))
+				s.end, s.out = s.start, "lost"
+			}
+		}
+		byTask[s.task] = append(byTask[s.task], s)
+		row := rowByID[s.task]
+		if row == nil {
+			bad(InvLost, "task %d ran (attempt %d on %s) but has no row", s.task, s.attempt, s.inst)
+			continue
+		}
+		if want := Sum(row.Param); s.sum != want {
+			bad(InvArgsExact, "task %d attempt %d on %s received arguments with sum %s, stored %s", s.task, s.attempt, s.inst, s.sum, want)
+		}
+	}
+	for id, ss := range byTask {
+		sort.Slice(ss, func(i, j int) bool { return ss[i].start.Before(ss[j].start) })
+		last := ss[0]
+		for _, s := range ss[1:] {
+			if s.start.Before(last.end) {
+				at = s.start
+				bad(InvAttemptOverlap, "task %d: attempt %d started on %s at %s while attempt %d ran on %s (%s–%s, %s): %s at once",
+					id, s.attempt, s.inst, clock(s.start), last.attempt, last.inst, clock(last.start), clock(last.end), last.out, last.end.Sub(s.start).Round(time.Millisecond))
+			}
+			if s.end.After(last.end) {
+				last = s
+			}
+		}
+	}
+
+	// Attempts charged to a live process that never ran them.
+	charged := map[int64]int{}
+	for _, a := range in.Attempts {
+		if a.Outcome != runtime.OutcomeLeaseExpired {
+			continue
+		}
+		charged[a.Task]++
+		if _, ran := spans[ekey{a.Task, a.Attempt, false}]; ran {
+			continue
+		}
+		if _, died := in.Died[a.Worker]; died {
+			continue
+		}
+		bad(InvChargedUnrun, "task %d attempt %d: charged to %s as lease_expired, never started, and that process was not killed%s",
+			a.Task, a.Attempt, a.Worker, map[bool]string{true: " (it was cut off from the database or lost a claim's answer)", false: ""}[in.CutOff[a.Worker]])
+	}
+
+	// Operator actions: a task discarded or force-failed starts no attempt
+	// after the action returned, and ends discarded or dead.
+	operated := map[int64]bool{}
+	for id, rs := range acted {
+		for _, r := range rs {
+			if r.Ev == ActDiscard || r.Ev == ActReviewed || r.Ev == ActForceFail || r.Ev == ActRequeue {
+				operated[id] = true // its outcome is the operator's
+			}
+			if r.Answer != "ok" || (r.Ev != ActDiscard && r.Ev != ActReviewed && r.Ev != ActForceFail) {
+				continue
+			}
+			for _, sp := range byTask[id] {
+				if sp.start.After(r.Time()) && !sp.fallback {
+					at = sp.start
+					bad(InvOperator, "task %d: attempt %d started on %s at %s after the operator's %s returned at %s", id, sp.attempt, sp.inst, clock(sp.start), r.Ev, clock(r.Time()))
+				}
+			}
+			want := runtime.StateDiscarded
+			if r.Ev == ActForceFail {
+				want = runtime.StateDead
+			}
+			if row := rowByID[id]; row != nil && row.State != want {
+				bad(InvOperator, "task %d ended %s after the operator's %s succeeded (want %s)", id, row.State, r.Ev, want)
+			}
+		}
+	}
+	for i, open := range breakerOpen {
+		closeAt := time.Now()
+		for _, c := range breakerClose {
+			if c.After(open) {
+				closeAt = c
+				break
+			}
+		}
+		for _, k := range order {
+			sp := spans[k]
+			// An attempt claimed just before the open may start just after it.
+			if row := rowByID[sp.task]; row != nil && row.Name == TaskCapped && sp.start.After(open.Add(BreakerGrace)) && sp.start.Before(closeAt) {
+				at = sp.start
+				bad(InvOperator, "group fc-cap: task %d attempt %d started on %s at %s while its breaker was open by hand (opened %s, closed %s; open #%d)",
+					sp.task, sp.attempt, sp.inst, clock(sp.start), clock(open), clock(closeAt), i+1)
+			}
+		}
+	}
+
+	// Final states.
+	failedState := func(st runtime.State) bool {
+		return st == runtime.StateDead || st == runtime.StateSkipped || st == runtime.StateDiscarded
+	}
+	for _, op := range ops {
+		c := calls[op]
+		for _, row := range opRows[op] {
+			a := argsOf[row.ID]
+			if !row.State.Terminal() {
+				inv := InvTerminal
+				if row.State == runtime.StateBlocked {
+					inv = InvDepsTerminal
+				}
+				bad(inv, "task %d (%s, op %s) is %s after the faults stopped and the bound passed (attempts %d, shard %d, due %s, lease %q until %s)",
+					row.ID, row.Name, op, row.State, row.ExecuteTimes, row.Shard, clock(time.UnixMilli(row.Due)), row.LeaseOwner, clock(time.UnixMilli(row.LeaseUntil)))
+				continue
+			}
+			if operated[row.ID] {
+				continue
+			}
+			want := Expected(row.Name, a)
+			upstreamFailed := ""
+			for _, u := range c.after {
+				if ur := latest[u]; ur != nil && failedState(ur.State) {
+					upstreamFailed = fmt.Sprintf("task %d (op %s) %s", ur.ID, u, ur.State)
+				}
+			}
+			if len(c.after) > 0 && row.RequeuedFrom == 0 {
+				switch {
+				case upstreamFailed != "" && row.State != runtime.StateSkipped:
+					bad(InvDepsTerminal, "task %d (op %s) ended %s although upstream %s", row.ID, op, row.State, upstreamFailed)
+				case upstreamFailed == "" && row.State == runtime.StateSkipped:
+					bad(InvDepsTerminal, "task %d (op %s) ended skipped although every upstream task succeeded", row.ID, op)
+				}
+				if upstreamFailed != "" {
+					if n := len(byTask[row.ID]); n > 0 {
+						bad(InvDepsOrder, "task %d (op %s) ran %d times although upstream %s", row.ID, op, n, upstreamFailed)
+					}
+					continue
+				}
+			}
+			if row.State != want {
+				// An attempt charged by a lease expiry (a kill, a partition)
+				// counts: a call may run out of attempts that way.
+				if row.State == runtime.StateDead && charged[row.ID] > 0 {
+					continue
+				}
+				// The failures are by attempt number: an attempt that failed
+				// (permanently) by the Args may have been the one charged.
+				if row.State == runtime.StateSucceeded && a.Perm && charged[row.ID] > 0 {
+					continue
+				}
+				bad(InvOutcome, "task %d (%s, op %s, %d transient failures, permanent %v) ended %s, want %s (attempts %d, %d charged by lease expiries)",
+					row.ID, row.Name, op, a.Fail, a.Perm, row.State, want, row.ExecuteTimes, charged[row.ID])
+				continue
+			}
+			if row.State == runtime.StateSucceeded {
+				s := spans[ekey{row.ID, row.ExecuteTimes, false}]
+				if s == nil || s.out != OutOK {
+					out := "never ran"
+					if s != nil {
+						out = s.out
+					}
+					bad(InvOutcome, "task %d (op %s) succeeded at attempt %d, which %s", row.ID, op, row.ExecuteTimes, out)
+				}
+			}
+		}
+	}
+
+	// Dependencies: no start (of the call, or of its requeue) before every
+	// upstream call (or a requeue of it) succeeded.
+	for _, op := range ops {
+		c := calls[op]
+		for _, row := range opRows[op] {
+			if len(c.after) == 0 || len(byTask[row.ID]) == 0 {
+				continue
+			}
+			first := byTask[row.ID][0].start
+			for _, u := range c.after {
+				ur := rowOf[u]
+				if ur == nil {
+					bad(InvDepsOrder, "task %d (op %s) ran although its upstream op %s has no row", row.ID, op, u)
+					continue
+				}
+				var okEnd time.Time
+				for _, urow := range opRows[u] {
+					for _, s := range byTask[urow.ID] {
+						if s.out == OutOK && !s.fallback && (okEnd.IsZero() || s.end.Before(okEnd)) {
+							okEnd = s.end
+						}
+					}
+				}
+				if okEnd.IsZero() || first.Before(okEnd) {
+					at = first
+					bad(InvDepsOrder, "task %d (op %s) started at %s, before its upstream task %d (op %s) succeeded (%s)", row.ID, op, clock(first), ur.ID, u, clockOr(okEnd, "never"))
+				}
+			}
+		}
+	}
+
+	// Ordered keys.
+	keyed := map[string][]*call{}
+	for _, op := range ops {
+		if c := calls[op]; c.orderKey != "" && rowOf[op] != nil {
+			keyed[c.orderKey] = append(keyed[c.orderKey], c)
+		}
+	}
+	for key, cs := range keyed {
+		var all []*span
+		for _, c := range cs {
+			all = append(all, byTask[rowOf[c.op].ID]...)
+		}
+		sort.Slice(all, func(i, j int) bool { return all[i].start.Before(all[j].start) })
+		for i := 1; i < len(all); i++ {
+			for j := i - 1; j >= 0 && j >= i-8; j-- {
+				p, s := all[j], all[i]
+				if p.task != s.task && s.start.Before(p.end) {
+					at = s.start
+					bad(InvOrderOverlap, "key %q: task %d attempt %d started on %s at %s while task %d attempt %d ran on %s (%s–%s)",
+						key, s.task, s.attempt, s.inst, clock(s.start), p.task, p.attempt, p.inst, clock(p.start), clock(p.end))
+				}
+			}
+		}
+		for _, a := range cs {
+			if a.firstEnd.IsZero() {
+				continue
+			}
+			ra := rowOf[a.op]
+			ea := byTask[ra.ID]
+			var aEnd time.Time
+			for _, s := range ea {
+				if s.end.After(aEnd) {
+					aEnd = s.end
+				}
+			}
+			for _, b := range cs {
+				if b == a || !b.begin.After(a.firstEnd) {
+					continue
+				}
+				eb := byTask[rowOf[b.op].ID]
+				if len(eb) == 0 {
+					continue
+				}
+				if eb[0].start.Before(aEnd) {
+					at = eb[0].start
+					bad(InvOrderSubmit, "key %q: task %d (op %s, submitted at %s after task %d's submit returned at %s) started at %s, before task %d's last attempt ended (%s)",
+						key, rowOf[b.op].ID, b.op, clock(b.begin), ra.ID, clock(a.firstEnd), clock(eb[0].start), ra.ID, clock(aEnd))
+				}
+			}
+		}
+	}
+	// Flow control, across processes.
+	type edge struct {
+		at   time.Time
+		d    int
+		task int64
+	}
+	var capEdges []edge
+	var rateStarts []time.Time
+	for _, k := range order {
+		sp := spans[k]
+		row := rowByID[sp.task]
+		if row == nil || sp.fallback {
+			continue
+		}
+		switch row.Name {
+		case TaskCapped:
+			capEdges = append(capEdges, edge{sp.start, 1, sp.task}, edge{sp.end, -1, sp.task})
+		case TaskRated:
+			rateStarts = append(rateStarts, sp.start)
+		}
+	}
+	sort.Slice(capEdges, func(i, j int) bool {
+		if !capEdges[i].at.Equal(capEdges[j].at) {
+			return capEdges[i].at.Before(capEdges[j].at)
+		}
+		return capEdges[i].d < capEdges[j].d // ends before starts at the same instant
+	})
+	running, reported := 0, time.Time{}
+	for _, e := range capEdges {
+		running += e.d
+		if running > CapLimit && e.at.Sub(reported) > time.Second {
+			reported, at = e.at, e.at
+			bad(InvFlowLimit, "group fc-cap (limit %d): %d executions at once when task %d started at %s", CapLimit, running, e.task, clock(e.at))
+		}
+	}
+	slices.SortFunc(rateStarts, func(a, b time.Time) int { return a.Compare(b) })
+	reported = time.Time{}
+	for i, j := 0, 0; i < len(rateStarts); i++ {
+		for rateStarts[i].Sub(rateStarts[j]) >= RateWindow {
+			j++
+		}
+		if n := i - j + 1; n > RateAllowed && rateStarts[j].Sub(reported) > RateWindow {
+			reported, at = rateStarts[j], rateStarts[j]
+			bad(InvFlowRate, "group fc-rate (%d/s, burst %d): %d starts within %s from %s (at most %d)", RateLimit, RateBurst, n, RateWindow, clock(rateStarts[j]), RateAllowed)
+		}
+	}
+
+	slices.SortStableFunc(out, func(a, b Violation) int {
+		if c := strings.Compare(a.Inv, b.Inv); c != 0 {
+			return c
+		}
+		return a.At.Compare(b.At)
+	})
+	return out
+}
+
+func lastErr(c *call) string {
+	if len(c.answers) == 0 {
+		return "no answer"
+	}
+	return c.answers[len(c.answers)-1].Err
+}
+
+func clock(t time.Time) string { return t.UTC().Format("15:04:05.000000") }
+
+func clockOr(t time.Time, none string) string {
+	if t.IsZero() {
+		return none
+	}
+	return clock(t)
+}

@@ -1,0 +1,208 @@
+package faultcheck
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/argo-retry/argo/runtime"
+)
+
+// history builds a synthetic history: the checker's own test, each
+// invariant shown to fire on the break it is for and to stay quiet on a
+// clean history.
+type history struct {
+	t0   time.Time
+	in   Input
+	args map[string][]byte
+}
+
+func newHistory() *history {
+	return &history{t0: time.Unix(1_800_000_000, 0), args: map[string][]byte{}, in: Input{Died: map[string]time.Time{}, CutOff: map[string]bool{}}}
+}
+
+func (h *history) at(ms int) int64 { return h.t0.Add(time.Duration(ms) * time.Millisecond).UnixMicro() }
+
+// call submits op (answered nil with id) and writes its row in state.
+func (h *history) call(op string, id int64, name string, state runtime.State, times int, ms int, mod func(*Record, *Row)) {
+	raw, _ := json.Marshal(Args{Op: op, Text: "ÄRGER 🚀", Blob: []byte{0, 255}})
+	h.args[op] = raw
+	begin := Record{Kind: KindSubmit, Ev: "begin", At: h.at(ms), Inst: "w0.0", Op: op, Name: name, Sum: Sum(raw), Via: ViaSubmit}
+	row := Row{ID: id, Name: name, State: state, ExecuteTimes: times, Param: raw}
+	if mod != nil {
+		mod(&begin, &row)
+	}
+	h.in.Records = append(h.in.Records, begin,
+		Record{Kind: KindSubmit, Ev: "end", At: h.at(ms + 1), Inst: "w0.0", Op: op, Name: name, Via: ViaSubmit, Answer: AnswerNil, ID: id})
+	h.in.Rows = append(h.in.Rows, row)
+}
+
+// exec records an execution of task id from ms to end on inst.
+func (h *history) exec(id int64, attempt int, inst string, ms, end int, out string) {
+	var op string
+	for _, r := range h.in.Rows {
+		if r.ID == id {
+			var a Args
+			json.Unmarshal(r.Param, &a)
+			op = a.Op
+		}
+	}
+	h.in.Records = append(h.in.Records,
+		Record{Kind: KindExec, Ev: "start", At: h.at(ms), Inst: inst, Task: id, Attempt: attempt, Op: op, Sum: Sum(h.args[op])},
+		Record{Kind: KindExec, Ev: "end", At: h.at(end), Inst: inst, Task: id, Attempt: attempt, Op: op, Out: out})
+}
+
+func invariants(vs []Violation) map[string]int {
+	m := map[string]int{}
+	for _, v := range vs {
+		m[v.Inv]++
+	}
+	return m
+}
+
+func TestCheckCleanHistory(t *testing.T) {
+	h := newHistory()
+	h.call("0-0-0", 1, TaskPlain, runtime.StateSucceeded, 2, 0, nil)
+	h.exec(1, 1, "w0.0", 10, 20, OutFail)
+	h.exec(1, 2, "w1.0", 40, 50, OutOK)
+	h.call("0-1-0", 2, TaskDead, runtime.StateDead, 2, 0, nil)
+	h.exec(2, 1, "w0.0", 10, 20, OutFail)
+	h.exec(2, 2, "w0.0", 30, 40, OutFail)
+	if vs := Check(h.in); len(vs) > 0 {
+		t.Fatalf("a clean history has violations: %+v", vs)
+	}
+}
+
+func TestCheckFindsEachBreak(t *testing.T) {
+	cases := []struct {
+		inv   string
+		build func(h *history)
+	}{
+		{InvExecOnce, func(h *history) {
+			h.call("0-0-0", 1, TaskPlain, runtime.StateSucceeded, 1, 0, nil)
+			h.exec(1, 1, "w0.0", 10, 20, OutOK)
+			h.exec(1, 1, "w1.0", 30, 40, OutOK)
+		}},
+		{InvAttemptOverlap, func(h *history) {
+			h.call("0-0-0", 1, TaskPlain, runtime.StateSucceeded, 2, 0, nil)
+			h.exec(1, 1, "w0.0", 10, 3000, OutCancelled)
+			h.exec(1, 2, "w1.0", 2500, 2600, OutOK)
+		}},
+		{InvExecUnended, func(h *history) {
+			h.call("0-0-0", 1, TaskPlain, runtime.StateSucceeded, 1, 0, nil)
+			h.in.Records = append(h.in.Records, Record{Kind: KindExec, Ev: "start", At: h.at(10), Inst: "w0.0", Task: 1, Attempt: 1, Op: "0-0-0", Sum: Sum(h.args["0-0-0"])})
+		}},
+		{InvArgsExact, func(h *history) {
+			h.call("0-0-0", 1, TaskPlain, runtime.StateSucceeded, 1, 0, func(_ *Record, r *Row) {
+				var a Args
+				json.Unmarshal(r.Param, &a)
+				a.Text = "ARGER" // altered on the way
+				r.Param, _ = json.Marshal(a)
+			})
+		}},
+		{InvLost, func(h *history) {
+			h.call("0-0-0", 1, TaskPlain, runtime.StateSucceeded, 1, 0, nil)
+			h.in.Rows = nil
+		}},
+		{InvAnswer, func(h *history) {
+			h.call("0-0-0", 1, TaskPlain, runtime.StateSucceeded, 0, 0, nil)
+			h.in.Records[1].Answer, h.in.Records[1].ID = AnswerNotPersisted, 0
+		}},
+		{InvPhantom, func(h *history) {
+			h.call("0-0-0", 1, TaskPlain, runtime.StateSucceeded, 0, 0, nil)
+			h.in.Records = h.in.Records[2:] // no submit
+		}},
+		{InvTerminal, func(h *history) {
+			h.call("0-0-0", 1, TaskPlain, runtime.StatePending, 0, 0, nil)
+		}},
+		{InvOutcome, func(h *history) {
+			h.call("0-0-0", 1, TaskPlain, runtime.StateSucceeded, 1, 0, nil)
+			h.exec(1, 1, "w0.0", 10, 20, OutFail) // succeeded at an attempt that failed
+		}},
+		{InvChargedUnrun, func(h *history) {
+			h.call("0-0-0", 1, TaskOnce, runtime.StateDead, 1, 0, nil)
+			h.in.Attempts = []AttemptRow{{Task: 1, Attempt: 1, Outcome: runtime.OutcomeLeaseExpired, Worker: "w0.0"}}
+		}},
+		{InvDepsOrder, func(h *history) {
+			h.call("0-0-0", 1, TaskPlain, runtime.StateSucceeded, 1, 0, nil)
+			h.call("0-0-1", 2, TaskPlain, runtime.StateSucceeded, 1, 2, func(b *Record, _ *Row) { b.After = []string{"0-0-0"} })
+			h.exec(1, 1, "w0.0", 10, 50, OutOK)
+			h.exec(2, 1, "w1.0", 30, 40, OutOK) // before its upstream succeeded
+		}},
+		{InvDepsTerminal, func(h *history) {
+			h.call("0-0-0", 1, TaskDead, runtime.StateDead, 2, 0, nil)
+			h.call("0-0-1", 2, TaskPlain, runtime.StateBlocked, 0, 2, func(b *Record, _ *Row) { b.After = []string{"0-0-0"} })
+			h.exec(1, 1, "w0.0", 10, 20, OutFail)
+			h.exec(1, 2, "w0.0", 30, 40, OutFail)
+		}},
+		{InvOrderOverlap, func(h *history) {
+			key := func(b *Record, r *Row) { b.OrderKey, r.OrderKey = "k", "k" }
+			h.call("0-0-0", 1, TaskPlain, runtime.StateSucceeded, 1, 0, key)
+			h.call("1-0-0", 2, TaskPlain, runtime.StateSucceeded, 1, 0, key)
+			h.exec(1, 1, "w0.0", 10, 50, OutOK)
+			h.exec(2, 1, "w1.0", 30, 60, OutOK)
+		}},
+		{InvOrderSubmit, func(h *history) {
+			key := func(b *Record, r *Row) { b.OrderKey, r.OrderKey = "k", "k" }
+			h.call("0-0-0", 1, TaskPlain, runtime.StateSucceeded, 1, 0, key)
+			h.call("1-0-0", 2, TaskPlain, runtime.StateSucceeded, 1, 5, key)
+			h.exec(2, 1, "w1.0", 10, 20, OutOK) // the later call first
+			h.exec(1, 1, "w0.0", 30, 40, OutOK)
+		}},
+		{InvRefusal, func(h *history) {
+			h.call("0-0-0", 1, TaskCapped, runtime.StateSucceeded, 0, 0, func(b *Record, _ *Row) { b.Refuse, b.OrderKey = true, "k" })
+		}},
+		{InvOperator, func(h *history) {
+			h.call("0-0-0", 1, TaskPlain, runtime.StateDiscarded, 1, 0, nil)
+			h.in.Records = append(h.in.Records, Record{Kind: KindOperator, Ev: ActDiscard, At: h.at(5), Inst: "operator", Task: 1, Answer: "ok"})
+			h.exec(1, 1, "w0.0", 10, 20, OutOK) // started after the discard
+		}},
+		{InvFlowLimit, func(h *history) {
+			for i := range CapLimit + 1 {
+				id := int64(i + 1)
+				h.call("0-"+string(rune('a'+i))+"-0", id, TaskCapped, runtime.StateSucceeded, 1, 0, nil)
+				h.exec(id, 1, "w0.0", 10+i, 100, OutOK)
+			}
+		}},
+		{InvFlowRate, func(h *history) {
+			for i := range RateAllowed + 1 {
+				id := int64(i + 1)
+				h.call("0-"+string(rune('a'+i))+"-0", id, TaskRated, runtime.StateSucceeded, 1, 0, nil)
+				h.exec(id, 1, "w0.0", 10+50*i, 20+50*i, OutOK)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.inv, func(t *testing.T) {
+			h := newHistory()
+			c.build(h)
+			got := invariants(Check(h.in))
+			if got[c.inv] == 0 {
+				t.Errorf("invariant %s did not fire; violations: %v", c.inv, got)
+			}
+		})
+	}
+}
+
+func TestGenerateIsReproducible(t *testing.T) {
+	f, err := ParseFeatures("all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range 200 {
+		a, b := Generate(7, 1, k, f), Generate(7, 1, k, f)
+		ja, _ := json.Marshal(a)
+		jb, _ := json.Marshal(b)
+		if string(ja) != string(jb) {
+			t.Fatalf("operation %d differs between two generations with one seed", k)
+		}
+	}
+	on, _ := ParseFaults("all")
+	s1, s2 := Schedule(7, time.Minute, 3, on, true), Schedule(7, time.Minute, 3, on, true)
+	if FormatSchedule(s1) != FormatSchedule(s2) || len(s1) < 10 {
+		t.Fatalf("schedules of one seed differ, or are short (%d faults):\n%s\n%s", len(s1), FormatSchedule(s1), FormatSchedule(s2))
+	}
+	if FormatSchedule(Schedule(8, time.Minute, 3, on, true)) == FormatSchedule(s1) {
+		t.Fatal("two seeds gave one schedule")
+	}
+}

@@ -1,0 +1,160 @@
+package faultcheck
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/argo-retry/argo/runtime"
+)
+
+// The operator (feature "operator"): at seeded moments it acts on tasks
+// the way a person at argoctl or the console does, and records each action
+// and its answer in its own history (operator.hist), so that the checker
+// knows which final states and starts an action allows.
+
+// Operator actions (Record.Ev of KindOperator records).
+const (
+	ActDiscard      = "discard"        // Inspector.Discard of a pending, retrying or blocked task
+	ActReviewed     = "discard-review" // RequestDiscard by one operator, ApproveDiscard by another
+	ActForceFail    = "force-fail"     // Inspector.ForceFail of a retrying task
+	ActRunNow       = "run-now"        // Inspector.RunNow of a scheduled (pending, due later) task
+	ActRequeue      = "requeue"        // Inspector.RequeueAsNew of a dead or discarded task (Record.ID: the new task)
+	ActBreakerOpen  = "breaker-open"   // Inspector.OpenBreaker of the capped group
+	ActBreakerClose = "breaker-close"  // Inspector.CloseBreaker of the capped group
+)
+
+// KindOperator is the kind of an operator's records.
+const KindOperator = "operator"
+
+// Operator acts on a database through two Inspectors (two people, for
+// the reviewed discard).
+type Operator struct {
+	db       *sql.DB
+	in, peer *runtime.Inspector
+	h        *Writer
+	r        *rand.Rand
+	open     bool // the capped group's breaker, as this operator left it
+}
+
+// NewOperator returns the operator of a run with seed, writing its history
+// to h.
+func NewOperator(db *sql.DB, dialect string, seed uint64, h *Writer) *Operator {
+	in, peer := runtime.NewInspector(db, dialect), runtime.NewInspector(db, dialect)
+	in.Operator, peer.Operator = "faultcheck-alice", "faultcheck-bob"
+	return &Operator{db: db, in: in, peer: peer, h: h, r: rand.New(rand.NewPCG(seed, 0x09e7a))}
+}
+
+// Pause is the seeded wait before the next action.
+func (o *Operator) Pause() time.Duration { return time.Duration(300+o.r.IntN(1200)) * time.Millisecond }
+
+// pick returns one of up to 30 most recent tasks matching where, or 0.
+func (o *Operator) pick(ctx context.Context, where string, args ...any) (int64, error) {
+	rows, err := o.db.QueryContext(ctx, "SELECT id FROM argo_task WHERE "+where+" ORDER BY id DESC LIMIT 30", args...)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return 0, err
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil || len(ids) == 0 {
+		return 0, err
+	}
+	return ids[o.r.IntN(len(ids))], nil
+}
+
+// Act carries out one seeded action (a breaker left open is closed by the
+// next action on it, or by Close).
+func (o *Operator) Act(ctx context.Context) {
+	x := o.r.IntN(100)
+	if o.open || x < 8 {
+		o.breaker(ctx, !o.open)
+		return
+	}
+	var act, where string
+	var args []any
+	switch {
+	case x < 30:
+		act, where, args = ActDiscard, "task_status IN (?, ?, ?)", []any{runtime.StatePending, runtime.StateRetrying, runtime.StateBlocked}
+	case x < 45:
+		act, where, args = ActReviewed, "task_status IN (?, ?)", []any{runtime.StatePending, runtime.StateRetrying}
+	case x < 60:
+		act, where, args = ActForceFail, "task_status = ?", []any{runtime.StateRetrying}
+	case x < 75:
+		act, where, args = ActRunNow, "task_status = ? AND execute_time > ?", []any{runtime.StatePending, time.Now().Add(200 * time.Millisecond).UnixMilli()}
+	default:
+		act, where, args = ActRequeue, "task_status IN (?, ?) AND requeued_to IS NULL", []any{runtime.StateDead, runtime.StateDiscarded}
+	}
+	id, err := o.pick(ctx, where, args...)
+	if err != nil || id == 0 {
+		return
+	}
+	o.h.Write(Record{Kind: KindOperator, Ev: act + ":begin", Task: id})
+	var newID int64
+	switch act {
+	case ActDiscard:
+		err = o.in.Discard(ctx, id, "faultcheck")
+	case ActReviewed:
+		if _, err = o.in.RequestDiscard(ctx, id, "faultcheck review"); err == nil {
+			err = o.peer.ApproveDiscard(ctx, id, "approved")
+		}
+	case ActForceFail:
+		err = o.in.ForceFail(ctx, id, "faultcheck")
+	case ActRunNow:
+		err = o.in.RunNow(ctx, id, "faultcheck")
+	case ActRequeue:
+		newID, err = o.in.RequeueAsNew(ctx, id, "faultcheck")
+	}
+	r := Record{Kind: KindOperator, Ev: act, Task: id, ID: newID, Answer: "ok"}
+	if err != nil {
+		r.Answer, r.Err = "refused", err.Error()
+		var te *runtime.TransitionError
+		if !errors.As(err, &te) && !errors.Is(err, runtime.ErrTransitionInvalid) {
+			r.Answer = "error"
+		}
+	}
+	o.h.Write(r)
+}
+
+// breaker opens or closes the capped group's breaker.
+func (o *Operator) breaker(ctx context.Context, open bool) {
+	act := ActBreakerClose
+	if open {
+		act = ActBreakerOpen
+	}
+	o.h.Write(Record{Kind: KindOperator, Ev: act + ":begin"})
+	var err error
+	if open {
+		err = o.in.OpenBreaker(ctx, "fc-cap", "faultcheck")
+	} else {
+		err = o.in.CloseBreaker(ctx, "fc-cap", "faultcheck")
+	}
+	r := Record{Kind: KindOperator, Ev: act, Answer: "ok"}
+	if err != nil {
+		r.Answer, r.Err = "error", err.Error()
+	} else {
+		o.open = open
+	}
+	o.h.Write(r)
+}
+
+// Close closes the breaker if this operator left it open.
+func (o *Operator) Close(ctx context.Context) error {
+	if !o.open {
+		return nil
+	}
+	o.breaker(ctx, false)
+	if o.open {
+		return fmt.Errorf("faultcheck: the capped group's breaker could not be closed")
+	}
+	return nil
+}
