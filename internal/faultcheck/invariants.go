@@ -287,15 +287,27 @@ func Check(in Input) []Violation {
 		task     int64
 		attempt  int
 		fallback bool
+		run      int // a fallback run again after its process died or its context ended (below)
 	}
 	spans := map[ekey]*span{}
+	runs := map[ekey]int{} // (task, attempt, fallback) -> its latest run
 	var order []ekey
 	for _, r := range in.Records {
 		if r.Kind != KindExec {
 			continue
 		}
-		k := ekey{r.Task, r.Attempt, r.Fallback}
+		base := ekey{r.Task, r.Attempt, r.Fallback, 0}
+		k := ekey{r.Task, r.Attempt, r.Fallback, runs[base]}
 		s := spans[k]
+		if r.Ev == "start" && s != nil && r.Fallback && fallbackRunAgain(in, s) {
+			// A fallback has no attempt number of its own: one whose process
+			// died, or whose context ended (lease lost, Stop), before its
+			// outcome was recorded is run again as the same fallback
+			// (docs/semantics.md). Its runs must still not overlap.
+			runs[base]++
+			k.run = runs[base]
+			s = nil
+		}
 		if r.Ev == "start" {
 			if s == nil {
 				s = &span{task: r.Task, attempt: r.Attempt, fallback: r.Fallback, inst: r.Inst, start: r.Time(), sum: r.Sum}
@@ -360,7 +372,7 @@ func Check(in Input) []Violation {
 			continue
 		}
 		charged[a.Task]++
-		if _, ran := spans[ekey{a.Task, a.Attempt, false}]; ran {
+		if _, ran := spans[ekey{a.Task, a.Attempt, false, 0}]; ran {
 			continue
 		}
 		if _, died := in.Died[a.Worker]; died {
@@ -472,7 +484,7 @@ func Check(in Input) []Violation {
 				continue
 			}
 			if row.State == runtime.StateSucceeded {
-				s := spans[ekey{row.ID, row.ExecuteTimes, false}]
+				s := spans[ekey{row.ID, row.ExecuteTimes, false, 0}]
 				if s == nil || s.out != OutOK {
 					out := "never ran"
 					if s != nil {
@@ -636,4 +648,14 @@ func clockOr(t time.Time, none string) string {
 		return none
 	}
 	return clock(t)
+}
+
+// fallbackRunAgain reports whether a fallback run s may be followed by
+// another run of the same fallback: its process was killed, or its context
+// ended (its lease lost, or Stop gave it back) before it returned.
+func fallbackRunAgain(in Input, s *span) bool {
+	if _, died := in.Died[s.inst]; died {
+		return true
+	}
+	return s.out == OutCancelled
 }

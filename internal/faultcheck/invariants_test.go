@@ -206,3 +206,39 @@ func TestGenerateIsReproducible(t *testing.T) {
 		t.Fatal("two seeds gave one schedule")
 	}
 }
+
+// A fallback has no attempt number of its own: run again after its process
+// died (or its context ended) it is the same fallback, and that is no
+// exec-once violation; run twice by live processes it is one, and two runs
+// that overlap are one either way.
+func TestCheckFallbackRunAgain(t *testing.T) {
+	fallback := func(h *history, inst string, ms, end int, out string) {
+		h.exec(1, 2, inst, ms, end, out)
+		n := len(h.in.Records)
+		h.in.Records[n-2].Fallback, h.in.Records[n-1].Fallback = true, true
+	}
+	build := func(firstOut string, died bool, secondAt int) Input {
+		h := newHistory()
+		h.call("0-0-0", 1, TaskFallback, runtime.StateRecovered, 2, 0, nil)
+		h.exec(1, 1, "w0.0", 10, 20, OutFail)
+		h.exec(1, 2, "w0.0", 30, 40, OutFail)
+		fallback(h, "w0.1", 50, 60, firstOut)
+		if died {
+			h.in.Died["w0.1"] = h.t0.Add(70 * time.Millisecond)
+		}
+		fallback(h, "w1.0", secondAt, secondAt+10, OutOK)
+		return h.in
+	}
+	if vs := invariants(Check(build(OutOK, true, 3000))); vs[InvExecOnce] > 0 || vs[InvAttemptOverlap] > 0 {
+		t.Errorf("a fallback run again after its process died: %v, want no exec-once or overlap", vs)
+	}
+	if vs := invariants(Check(build(OutCancelled, false, 3000))); vs[InvExecOnce] > 0 {
+		t.Errorf("a fallback run again after its context ended: %v, want no exec-once", vs)
+	}
+	if vs := invariants(Check(build(OutOK, false, 3000))); vs[InvExecOnce] == 0 {
+		t.Errorf("a fallback run twice by live processes: %v, want exec-once", vs)
+	}
+	if vs := invariants(Check(build(OutCancelled, false, 55))); vs[InvAttemptOverlap] == 0 {
+		t.Errorf("two overlapping runs of a fallback: %v, want attempt-overlap", vs)
+	}
+}
