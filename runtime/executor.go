@@ -172,12 +172,18 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 	hist.Error = msg
 	spanOutcome = hist.Outcome
 	// The task's RetryStrategy, else its policy (retry_strategy.go).
-	strategyDelay, willRetry := rt.nextRetry(FailedAttempt{TaskID: t.ID, TaskName: t.Name, Tenant: t.Tenant, Attempt: t.ExecuteTimes, Err: runErr, Policy: pol}, permanent)
-	// The callee said when to try again: then, without using an attempt.
+	strategyDelay, willRetry := rt.nextRetry(FailedAttempt{TaskID: t.ID, TaskName: t.Name, Tenant: t.Tenant, Attempt: countedAttempt(t), Deferred: t.DeferredTimes, Err: runErr, Policy: pol}, permanent)
+	// The callee said when to try again: then, without using one of the
+	// policy's attempts. The attempt keeps its number (its idempotency key
+	// was sent; the next attempt gets the next number and key) and is
+	// recorded deferred; deferred_times grows, so that the policy does not
+	// count it. For a retry budget, the next attempt is a retry.
 	retryAfter, deferred := retryAfterOf(runErr)
 	deferred = deferred && !permanent
 	if deferred {
 		willRetry = true
+		hist.Outcome = OutcomeDeferred
+		spanOutcome = hist.Outcome
 	}
 	fin := finishing{Fence: f, ErrMsg: &msg, History: hist, Direct: sync}
 	var retryDelay time.Duration
@@ -189,15 +195,9 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 		retryDelay = delay
 		hist.BackoffMs = delay.Milliseconds()
 		fin.To, fin.Due = StateRetrying, toMillis(finished.Add(delay))
-		if deferred {
-			fin.UndoAttempt = true
-			if t.ExecuteTimes <= 1 {
-				fin.To = StatePending // as if it had not run (giveBack's rule)
-			}
-		}
-		// A task under flow control restarts only through the gated claim;
-		// a deferred call, whose attempt number went back, is not held.
-		if h.Flow == nil && !deferred && rt.canHold(delay) {
+		fin.Deferred = deferred
+		// A task under flow control restarts only through the gated claim.
+		if h.Flow == nil && rt.canHold(delay) {
 			fin.HoldUntil = toMillis(finished.Add(delay + rt.cfg.LeaseDuration))
 		}
 		rt.log.Warn("argo: attempt failed, will retry", "task_id", t.ID, "task", t.Name, "attempt", t.ExecuteTimes, "shard", t.ShardKey, "retry_in", delay, "error", msg, "tenant", t.Tenant, "trace_id", TraceID(t))
@@ -426,7 +426,7 @@ func (rt *Runtime) checkAlert(h *TaskDef, t *Task, pol RetryPolicy, msg string, 
 		return
 	}
 	env := AlertEnv{
-		ExecuteTimes: t.ExecuteTimes, MaxAttempts: pol.MaxAttempts, TaskName: t.Name, TaskID: t.ID,
+		ExecuteTimes: countedAttempt(t), MaxAttempts: pol.MaxAttempts, TaskName: t.Name, TaskID: t.ID,
 		LastError: msg, Permanent: permanent, WillRetry: willRetry, Exhausted: !willRetry,
 		ShardKey: t.ShardKey, AgeSeconds: rt.now().Sub(t.GmtCreate.Time()).Seconds(),
 	}
