@@ -223,7 +223,7 @@ var statements = &storage.Statements{
 	InsertDiscardRequest: "INSERT INTO argo_discard_request (task_pk, pending_task, requested_by, reason, requested_at, decision_reason)" +
 		" SELECT id, id, ?, ?, ?, '' FROM argo_task WHERE id = ? AND task_status IN " + discardable + " AND requeued_to IS NULL",
 	OpenDiscardRequest:   "SELECT id, task_pk, requested_by, reason, requested_at FROM argo_discard_request WHERE pending_task = ? FOR UPDATE",
-	DecideDiscardRequest: "UPDATE argo_discard_request SET decision = ?, decided_by = ?, decided_at = ?, decision_reason = ?, pending_task = NULL WHERE id = ? AND pending_task IS NOT NULL AND requested_by <> ?",
+	DecideDiscardRequest: "UPDATE argo_discard_request SET decision = ?, decided_by = ?, decided_at = ?, decision_reason = ?, pending_task = NULL WHERE id = ? AND pending_task IS NOT NULL AND CAST(requested_by AS BINARY) <> CAST(? AS BINARY)",
 	DiscardRequests:      "SELECT " + discardRequestColumns + " FROM argo_discard_request WHERE task_pk = ? ORDER BY id",
 	ForceFail:            "UPDATE " + byID + " SET task_status = " + dead + ", lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND task_status = " + retrying,
 	RunNow:               "UPDATE " + byID + " SET execute_time = ?, lease_owner = '', lease_until = 0 WHERE id = ? AND task_status IN " + runnable,

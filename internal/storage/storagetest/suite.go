@@ -88,6 +88,7 @@ func areas() []struct {
 		{"Data", dataCases()},
 		{"Requeue", requeueCases()},
 		{"Operator", operatorCases()},
+		{"OperatorNames", operatorNameCases()},
 		{"GroupCommit", groupCommitCases()},
 		{"Flow", flowCases()},
 		{"FlowGrants", flowGrantCases()},
