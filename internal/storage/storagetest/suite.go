@@ -85,6 +85,7 @@ func areas() []struct {
 		{"Purge", purgeCases()},
 		{"Instances", instanceCases()},
 		{"Inspector", inspectorCases()},
+		{"ErrorFilter", errorFilterCases()},
 		{"Data", dataCases()},
 		{"Requeue", requeueCases()},
 		{"Operator", operatorCases()},
