@@ -330,7 +330,38 @@ func (rt *Runtime) giveBack(t *Task, f fence, msg string) {
 		rt.log.Error("argo: task cannot run here; left pending", "task_id", t.ID, "task", t.Name, "shard", t.ShardKey, "retry_in", rt.cfg.UnknownTaskDelay, "error", msg)
 	}
 	fin.Due = toMillis(due)
+	if to == StatePending && rt.giveBackFirst(t, fin) {
+		return
+	}
 	rt.record(fin)
+}
+
+// giveBackFirst writes the give-back fin of t's first attempt, if t's flow
+// group has a retry budget, together with taking the attempt back out of
+// the budget's count (Store.GiveBackFirst), and reports whether it did:
+// given back with its attempt undone, the call is counted again when it
+// is next claimed, and must not be counted twice. If that write fails,
+// the give-back is written as any other (record) and the budget keeps the
+// count: one first attempt too many, that window.
+func (rt *Runtime) giveBackFirst(t *Task, fin finishing) bool {
+	h := rt.handler(t.Name)
+	if h == nil || h.Flow == nil || h.Flow.RetryBudget == nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), rt.cfg.LeaseDuration)
+	defer cancel()
+	// The claim wrote its time as the row's gmt_modified (t, as claimed).
+	err := rt.store.GiveBackFirst(ctx, fin, h.Flow.group(t.Name), t.GmtModified, toMillis(rt.now()))
+	switch {
+	case err == nil:
+		rt.health.ok(rt)
+		return true
+	case errors.Is(err, ErrLeaseLost):
+		rt.refusedTransition(fin, "argo: give-back not recorded: the lease was lost (the task was rescued or changed meanwhile)")
+		return true
+	}
+	rt.log.Warn("argo: give-back of a first attempt with its retry-budget count failed; giving it back without", "task_id", t.ID, "task", t.Name, "error", err)
+	return false
 }
 
 // record writes a fenced finish. If the database is unreachable it keeps

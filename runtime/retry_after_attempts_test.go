@@ -108,3 +108,73 @@ func TestRetryAfterDeferralIsARetryForTheBudget(t *testing.T) {
 		}
 	})
 }
+
+// A first attempt given back at Stop (cancelled by the shutdown, its
+// outcome not recorded) is not a new first attempt for its group's retry
+// budget: the give-back takes it back out of the count, so that the call
+// counts once when it runs again (it counted twice: each give-back of a
+// first attempt earned the group room for another retry).
+func TestGiveBackOfAFirstAttemptCountedOnceByTheBudget(t *testing.T) {
+	forEachFlowBackend(t, func(t *testing.T, dsn string) {
+		started := make(chan struct{}, 1)
+		var calls atomic.Int64
+		def := &TaskDef{Name: "budget.giveback", Policy: fastPolicy(3),
+			Flow: &FlowControl{Group: "giveback", RetryBudget: &RetryBudget{Share: 0.2, Window: 10 * time.Minute}},
+			Run: func(ctx context.Context, _ []byte) error {
+				if calls.Add(1) == 1 {
+					started <- struct{}{}
+					<-ctx.Done() // the first call runs until Stop cancels it
+					return ctx.Err()
+				}
+				return nil
+			}}
+		counts := func(rt *Runtime) (firsts, retries int) {
+			t.Helper()
+			if err := dbx(rt.store).QueryRow("SELECT budget_firsts, budget_retries FROM argo_flow WHERE group_name = ?", "giveback").Scan(&firsts, &retries); err != nil {
+				t.Fatal(err)
+			}
+			return firsts, retries
+		}
+		cfg := testConfig(instanceDSN(dsn, 0))
+		cfg.InstanceID = "giveback-a"
+		cfg.ShutdownTimeout = 50 * time.Millisecond
+		a := startRuntime(t, cfg)
+		if err := a.Register(def); err != nil {
+			t.Fatal(err)
+		}
+		// Reads after a's Stop go through an instance that runs nothing.
+		ocfg := testConfig(instanceDSN(dsn, 2))
+		ocfg.InstanceID = "giveback-observer"
+		observer := startRuntime(t, ocfg)
+		id := submitN(t, []*Runtime{a}, def, 1)[0]
+		select {
+		case <-started:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the first attempt did not start")
+		}
+		if f, r := counts(a); f != 1 || r != 0 {
+			t.Fatalf("while the first attempt runs the budget counts %d first attempts and %d retries, want 1 and 0", f, r)
+		}
+		_ = a.Stop(context.Background())
+		task, err := observer.Inspector().Get(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if task.State != StatePending || task.ExecuteTimes != 0 {
+			t.Fatalf("after Stop the task is %s at attempt %d, want given back: pending at 0", task.State, task.ExecuteTimes)
+		}
+		if f, r := counts(observer); f != 0 || r != 0 {
+			t.Fatalf("after the give-back the budget counts %d first attempts and %d retries, want 0 and 0", f, r)
+		}
+		cfg = testConfig(instanceDSN(dsn, 1))
+		cfg.InstanceID = "giveback-b"
+		b := startRuntime(t, cfg)
+		if err := b.Register(def); err != nil {
+			t.Fatal(err)
+		}
+		waitState(t, b, id, StateSucceeded, 10*time.Second)
+		if f, r := counts(b); f != 1 || r != 0 {
+			t.Fatalf("the call ran once more and the budget counts %d first attempts and %d retries, want 1 and 0", f, r)
+		}
+	})
+}

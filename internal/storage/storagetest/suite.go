@@ -92,6 +92,7 @@ func areas() []struct {
 		{"OperatorNames", operatorNameCases()},
 		{"GroupCommit", groupCommitCases()},
 		{"Flow", flowCases()},
+		{"FlowBudgetGiveBack", flowBudgetGiveBackCases()},
 		{"FlowGrants", flowGrantCases()},
 		{"Tenants", tenantCases()},
 		{"Dependencies", dependencyCases()},
