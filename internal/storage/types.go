@@ -34,6 +34,10 @@ const (
 // OutcomeSucceeded is the outcome of an attempt that succeeded.
 const OutcomeSucceeded = argotype.OutcomeSucceeded
 
+// OutcomeDeferred is the outcome of an attempt deferred by its callee
+// (RetryAfter): numbered, counted in deferred_times.
+const OutcomeDeferred = argotype.OutcomeDeferred
+
 // Dialect names (Config.Dialect and OpenDB in runtime).
 const (
 	DialectMySQL  = "mysql"

@@ -79,6 +79,7 @@ func areas() []struct {
 		{"Insert", insertCases()},
 		{"Claim", claimCases()},
 		{"Finish", finishCases()},
+		{"FinishDeferred", finishDeferredCases()},
 		{"Holds", holdCases()},
 		{"ScheduledHolds", scheduledHoldCases()},
 		{"Rescue", rescueCases()},
