@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/argo-retry/argo/internal/testdb"
 )
 
 // A deferral (RetryAfter) is an attempt that called the downstream: it gets
@@ -177,4 +179,39 @@ func TestGiveBackOfAFirstAttemptCountedOnceByTheBudget(t *testing.T) {
 			t.Fatalf("the call ran once more and the budget counts %d first attempts and %d retries, want 1 and 0", f, r)
 		}
 	})
+}
+
+// The alert's executeTimes counts attempts as the retry policy does: a
+// task deferred three times and then failing once fires
+// "executeTimes >= 2" only at its second counted attempt (history attempt
+// 5), with executeTimes 2, not on its deferred attempts 2–4.
+func TestRetryAfterAlertCountsAsThePolicy(t *testing.T) {
+	var calls atomic.Int64
+	var mu sync.Mutex
+	var fired []int
+	def := &TaskDef{Name: "quota.alert", Policy: fastPolicy(3), Alert: "executeTimes >= 2",
+		Run: func(ctx context.Context, _ []byte) error {
+			switch c := calls.Add(1); {
+			case c <= 3:
+				return RetryAfter(errors.New("429 quota"), 10*time.Millisecond)
+			case c <= 5:
+				return errors.New("500")
+			}
+			return nil
+		},
+		AlertAction: func(ctx context.Context, ev AlertEvent) error {
+			mu.Lock()
+			fired = append(fired, ev.ExecuteTimes)
+			mu.Unlock()
+			return nil
+		}, AlertActionName: "page"}
+	rts := startInstances(t, testdb.SQLiteDSN(t), 1, def)
+	id := submitN(t, rts, def, 1)[0]
+	waitState(t, rts[0], id, StateSucceeded, 10*time.Second)
+	waitFor(t, 5*time.Second, "the alert of attempt 5", func() bool { mu.Lock(); defer mu.Unlock(); return len(fired) >= 1 })
+	mu.Lock()
+	defer mu.Unlock()
+	if fmt.Sprint(fired) != "[2]" {
+		t.Fatalf("alerts fired with executeTimes %v, want [2] (attempts 1-3 deferred, 4 and 5 failed: the policy's 1 and 2)", fired)
+	}
 }
