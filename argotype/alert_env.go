@@ -5,7 +5,7 @@ import "time"
 // AlertEnv is what an alert expression sees. Field names are the expression's
 // names: executeTimes >= 3, lastError contains "timeout", dead, ….
 type AlertEnv struct {
-	ExecuteTimes int     `expr:"executeTimes"` // attempts run so far, the failed one included
+	ExecuteTimes int     `expr:"executeTimes"` // attempts run so far as the retry policy counts them (deferred ones, RetryAfter, left out), the failed one included
 	MaxAttempts  int     `expr:"maxAttempts"`  // attempt budget, 0 = unlimited
 	TaskName     string  `expr:"taskName"`
 	TaskID       int64   `expr:"taskId"`

@@ -95,6 +95,11 @@ type Task struct {
 	// key run one at a time in id (submit) order (docs/semantics.md,
 	// "Ordered keys"). NULL for unordered tasks.
 	OrderKey sql.NullString `db:"order_key" json:"-"`
+	// DeferredTimes is how many of the task's attempts the callee deferred
+	// (runtime.RetryAfter, outcome deferred): they are numbered like the
+	// others (ExecuteTimes counts them), but the retry policy counts only
+	// ExecuteTimes - DeferredTimes (migration 000016).
+	DeferredTimes int `db:"deferred_times" json:"deferred_times"`
 }
 
 // Attempt is the record of one attempt (or fallback run) of a task: a row of
@@ -115,8 +120,12 @@ type Attempt struct {
 
 // Attempt outcomes recorded in argo_task_attempt.outcome.
 const (
-	OutcomeSucceeded    = "succeeded"
-	OutcomeFailed       = "failed"
+	OutcomeSucceeded = "succeeded"
+	OutcomeFailed    = "failed"
+	// OutcomeDeferred is an attempt whose callee said when to try again
+	// (runtime.RetryAfter): it has its own number, but the retry policy
+	// does not count it (Task.DeferredTimes).
+	OutcomeDeferred     = "deferred"
 	OutcomePermanent    = "permanent"
 	OutcomePanicked     = "panicked"
 	OutcomeTimeout      = "timeout"

@@ -172,12 +172,18 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 	hist.Error = msg
 	spanOutcome = hist.Outcome
 	// The task's RetryStrategy, else its policy (retry_strategy.go).
-	strategyDelay, willRetry := rt.nextRetry(FailedAttempt{TaskID: t.ID, TaskName: t.Name, Tenant: t.Tenant, Attempt: t.ExecuteTimes, Err: runErr, Policy: pol}, permanent)
-	// The callee said when to try again: then, without using an attempt.
+	strategyDelay, willRetry := rt.nextRetry(FailedAttempt{TaskID: t.ID, TaskName: t.Name, Tenant: t.Tenant, Attempt: countedAttempt(t), Deferred: t.DeferredTimes, Err: runErr, Policy: pol}, permanent)
+	// The callee said when to try again: then, without using one of the
+	// policy's attempts. The attempt keeps its number (its idempotency key
+	// was sent; the next attempt gets the next number and key) and is
+	// recorded deferred; deferred_times grows, so that the policy does not
+	// count it. For a retry budget, the next attempt is a retry.
 	retryAfter, deferred := retryAfterOf(runErr)
 	deferred = deferred && !permanent
 	if deferred {
 		willRetry = true
+		hist.Outcome = OutcomeDeferred
+		spanOutcome = hist.Outcome
 	}
 	fin := finishing{Fence: f, ErrMsg: &msg, History: hist, Direct: sync}
 	var retryDelay time.Duration
@@ -189,15 +195,9 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 		retryDelay = delay
 		hist.BackoffMs = delay.Milliseconds()
 		fin.To, fin.Due = StateRetrying, toMillis(finished.Add(delay))
-		if deferred {
-			fin.UndoAttempt = true
-			if t.ExecuteTimes <= 1 {
-				fin.To = StatePending // as if it had not run (giveBack's rule)
-			}
-		}
-		// A task under flow control restarts only through the gated claim;
-		// a deferred call, whose attempt number went back, is not held.
-		if h.Flow == nil && !deferred && rt.canHold(delay) {
+		fin.Deferred = deferred
+		// A task under flow control restarts only through the gated claim.
+		if h.Flow == nil && rt.canHold(delay) {
 			fin.HoldUntil = toMillis(finished.Add(delay + rt.cfg.LeaseDuration))
 		}
 		rt.log.Warn("argo: attempt failed, will retry", "task_id", t.ID, "task", t.Name, "attempt", t.ExecuteTimes, "shard", t.ShardKey, "retry_in", delay, "error", msg, "tenant", t.Tenant, "trace_id", TraceID(t))
@@ -330,7 +330,38 @@ func (rt *Runtime) giveBack(t *Task, f fence, msg string) {
 		rt.log.Error("argo: task cannot run here; left pending", "task_id", t.ID, "task", t.Name, "shard", t.ShardKey, "retry_in", rt.cfg.UnknownTaskDelay, "error", msg)
 	}
 	fin.Due = toMillis(due)
+	if to == StatePending && rt.giveBackFirst(t, fin) {
+		return
+	}
 	rt.record(fin)
+}
+
+// giveBackFirst writes the give-back fin of t's first attempt, if t's flow
+// group has a retry budget, together with taking the attempt back out of
+// the budget's count (Store.GiveBackFirst), and reports whether it did:
+// given back with its attempt undone, the call is counted again when it
+// is next claimed, and must not be counted twice. If that write fails,
+// the give-back is written as any other (record) and the budget keeps the
+// count: one first attempt too many, that window.
+func (rt *Runtime) giveBackFirst(t *Task, fin finishing) bool {
+	h := rt.handler(t.Name)
+	if h == nil || h.Flow == nil || h.Flow.RetryBudget == nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), rt.cfg.LeaseDuration)
+	defer cancel()
+	// The claim wrote its time as the row's gmt_modified (t, as claimed).
+	err := rt.store.GiveBackFirst(ctx, fin, h.Flow.group(t.Name), t.GmtModified, toMillis(rt.now()))
+	switch {
+	case err == nil:
+		rt.health.ok(rt)
+		return true
+	case errors.Is(err, ErrLeaseLost):
+		rt.refusedTransition(fin, "argo: give-back not recorded: the lease was lost (the task was rescued or changed meanwhile)")
+		return true
+	}
+	rt.log.Warn("argo: give-back of a first attempt with its retry-budget count failed; giving it back without", "task_id", t.ID, "task", t.Name, "error", err)
+	return false
 }
 
 // record writes a fenced finish. If the database is unreachable it keeps
@@ -427,7 +458,7 @@ func (rt *Runtime) checkAlert(h *TaskDef, t *Task, pol RetryPolicy, msg string, 
 		return
 	}
 	env := AlertEnv{
-		ExecuteTimes: t.ExecuteTimes, MaxAttempts: pol.MaxAttempts, TaskName: t.Name, TaskID: t.ID,
+		ExecuteTimes: countedAttempt(t), MaxAttempts: pol.MaxAttempts, TaskName: t.Name, TaskID: t.ID,
 		LastError: msg, Permanent: permanent, WillRetry: willRetry, Exhausted: !willRetry,
 		ShardKey: t.ShardKey, AgeSeconds: rt.now().Sub(t.GmtCreate.Time()).Seconds(),
 	}

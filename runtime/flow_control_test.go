@@ -245,9 +245,10 @@ func TestFlowBreakerOutage(t *testing.T) {
 }
 
 // A callee's Retry-After runs the task again after the wait it named,
-// without using an attempt: a task with one attempt asked to wait twice
-// still succeeds, its attempts count 1, and its history keeps the deferred
-// calls with their wait.
+// without using one of its policy's attempts: a task with one attempt asked
+// to wait twice still succeeds, at attempt 3 of which 2 were deferred (the
+// policy counted 1), and its history keeps the deferred calls with their
+// wait.
 func TestRetryAfterDoesNotUseAttempts(t *testing.T) {
 	forEachFlowBackend(t, func(t *testing.T, dsn string) {
 		var calls atomic.Int64
@@ -265,8 +266,8 @@ func TestRetryAfterDoesNotUseAttempts(t *testing.T) {
 		rts := startInstances(t, dsn, 1, def)
 		id := submitN(t, rts, def, 1)[0]
 		task := waitState(t, rts[0], id, StateSucceeded, 5*time.Second)
-		if task.ExecuteTimes != 1 {
-			t.Fatalf("succeeded at attempt %d, want 1 (two deferred calls not counted)", task.ExecuteTimes)
+		if task.ExecuteTimes != 3 || task.DeferredTimes != 2 {
+			t.Fatalf("succeeded at attempt %d with %d deferred, want 3 and 2 (two deferred calls not counted by the policy)", task.ExecuteTimes, task.DeferredTimes)
 		}
 		mu.Lock()
 		defer mu.Unlock()

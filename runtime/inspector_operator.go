@@ -43,6 +43,9 @@ var (
 	ErrSameOperator = storage.ErrSameOperator
 	// ErrNoOperator: the change needs the operator's name.
 	ErrNoOperator = storage.ErrNoOperator
+	// ErrOperatorName: the operator's name has white space before or after
+	// it, or is too long; names are compared byte for byte.
+	ErrOperatorName = storage.ErrOperatorName
 	// ErrDiscardNeedsApproval: discards need a second operator
 	// (Inspector.RequireDiscardApproval); use RequestDiscard.
 	ErrDiscardNeedsApproval = errors.New("argo: discards need a second operator's approval here: request the discard (argoctl discard-request), then another operator approves it (argoctl discard-approve)")

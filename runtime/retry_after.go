@@ -18,22 +18,25 @@ const MaxRetryAfter = time.Hour
 // (an HTTP 429 or 503 with Retry-After, a quota reset time). The task is
 // retried after After (capped at MaxRetryAfter), in place of its backoff,
 // and the attempt is not counted against the retry policy's attempts: the
-// callee refused the call, it did not fail it. It counts as a failure for
-// the group's circuit breaker.
+// callee refused the call, it did not fail it. It is still an attempt: it
+// keeps its number and idempotency key (the next attempt has the next
+// ones) and is recorded with outcome OutcomeDeferred; Task.DeferredTimes
+// counts such attempts. It counts as a failure for the group's circuit
+// breaker, and the next attempt is a retry for its retry budget.
 type RetryAfterError struct {
 	After time.Duration
 	Err   error
 }
 
 func (e *RetryAfterError) Error() string {
-	return fmt.Sprintf("retry after %s (not counted as an attempt): %v", e.After, e.Err)
+	return fmt.Sprintf("retry after %s (deferred: not counted against the retry policy): %v", e.After, e.Err)
 }
 
 func (e *RetryAfterError) Unwrap() error { return e.Err }
 
 // RetryAfter wraps err: the task runs again after d (at most
-// MaxRetryAfter; a negative d is 0), without using up an attempt. A nil
-// err stays nil.
+// MaxRetryAfter; a negative d is 0), without using up one of its retry
+// policy's attempts (RetryAfterError). A nil err stays nil.
 func RetryAfter(err error, d time.Duration) error {
 	if err == nil {
 		return nil

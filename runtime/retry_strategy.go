@@ -19,8 +19,14 @@ type FailedAttempt struct {
 	TaskID   int64
 	TaskName string
 	Tenant   string
-	// Attempt is the number of the attempt that failed, from 1.
+	// Attempt is the number of the attempt that failed, from 1, as the
+	// retry policy counts attempts: attempts the callee deferred
+	// (RetryAfter) are left out.
 	Attempt int
+	// Deferred is how many of the task's attempts before this one the
+	// callee deferred. Attempt + Deferred is the failed attempt's number in
+	// the task's history and in its IdempotencyKey.
+	Deferred int
 	// Err is what the attempt returned (for a task whose lease expired, an
 	// error that wraps ErrLeaseExpired).
 	Err error
@@ -52,7 +58,8 @@ func (a FailedAttempt) PolicyRetry() (delay time.Duration, retry bool) {
 //
 // It is not asked when the attempt's error is permanent (Permanent,
 // Config.IsPermanent: the task stops) or asks for a delay itself
-// (RetryAfter: that delay wins, the attempt is not counted). A negative
+// (RetryAfter: that delay wins, and the policy does not count the
+// attempt, nor does FailedAttempt.Attempt of a later one). A negative
 // delay is 0, one above MaxStrategyDelay is MaxStrategyDelay; a strategy
 // that panics is logged at ERROR and the policy decides (PolicyRetry): the
 // task is never lost. It runs on the worker that ran the attempt (and on
@@ -130,5 +137,10 @@ func askStrategy(s RetryStrategy, a FailedAttempt) (delay time.Duration, retry b
 // rescueNext is the retry decision for a task whose lease expired: its
 // strategy (asked with an error wrapping ErrLeaseExpired), else its policy.
 func (rt *Runtime) rescueNext(t *Task, pol RetryPolicy, msg string) (time.Duration, bool) {
-	return rt.nextRetry(FailedAttempt{TaskID: t.ID, TaskName: t.Name, Tenant: t.Tenant, Attempt: t.ExecuteTimes, Err: fmt.Errorf("%w: %s", ErrLeaseExpired, msg), Policy: pol}, false)
+	return rt.nextRetry(FailedAttempt{TaskID: t.ID, TaskName: t.Name, Tenant: t.Tenant, Attempt: countedAttempt(t), Deferred: t.DeferredTimes, Err: fmt.Errorf("%w: %s", ErrLeaseExpired, msg), Policy: pol}, false)
 }
+
+// countedAttempt is the number of t's latest attempt as the retry policy
+// counts attempts: execute_times less the attempts the callee deferred
+// (RetryAfter), at least 1.
+func countedAttempt(t *Task) int { return max(t.ExecuteTimes-t.DeferredTimes, 1) }

@@ -131,8 +131,8 @@ func TestRetryStrategyDecides(t *testing.T) {
 			ids[d.Name] = id
 		}
 		task := waitState(t, rt, ids[longer.Name], StateSucceeded, 10*time.Second)
-		if task.ExecuteTimes != 4 {
-			t.Errorf("longer: succeeded at attempt %d, want 4 (policy 2; the RetryAfter call not counted)", task.ExecuteTimes)
+		if task.ExecuteTimes != 5 || task.DeferredTimes != 1 {
+			t.Errorf("longer: succeeded at attempt %d with %d deferred, want 5 and 1 (policy 2; the RetryAfter call numbered, not counted)", task.ExecuteTimes, task.DeferredTimes)
 		}
 		hist, err := rt.Inspector().Attempts(context.Background(), ids[longer.Name])
 		if err != nil {
@@ -147,8 +147,8 @@ func TestRetryStrategyDecides(t *testing.T) {
 			t.Errorf("longer: backoffs %v, want %v", backoffs, want)
 		}
 		mu.Lock()
-		if len(seen) != 3 || seen[0].Attempt != 1 || seen[2].Attempt != 3 || seen[0].Err == nil || seen[0].Err.Error() != "503" || seen[0].Policy.MaxAttempts != 2 || seen[0].TaskID != ids[longer.Name] {
-			t.Errorf("the strategy saw %+v; want attempts 1..3 with error 503 and the stored policy (the RetryAfter call not asked)", seen)
+		if len(seen) != 3 || seen[0].Attempt != 1 || seen[2].Attempt != 3 || seen[0].Deferred != 1 || seen[0].Err == nil || seen[0].Err.Error() != "503" || seen[0].Policy.MaxAttempts != 2 || seen[0].TaskID != ids[longer.Name] {
+			t.Errorf("the strategy saw %+v; want attempts 1..3 with error 503 and the stored policy (the RetryAfter call not asked nor counted)", seen)
 		}
 		mu.Unlock()
 		task = waitState(t, rt, ids[stopper.Name], StateDead, 10*time.Second)

@@ -40,6 +40,7 @@ type Attempt = argotype.Attempt
 const (
 	OutcomeSucceeded    = argotype.OutcomeSucceeded
 	OutcomeFailed       = argotype.OutcomeFailed
+	OutcomeDeferred     = argotype.OutcomeDeferred
 	OutcomePermanent    = argotype.OutcomePermanent
 	OutcomePanicked     = argotype.OutcomePanicked
 	OutcomeTimeout      = argotype.OutcomeTimeout

@@ -24,7 +24,7 @@ func (f *filterFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.shard, "shard", -1, "shard key")
 	fs.StringVar(&f.since, "since", "", "last changed at or after: a duration ago (1h, 30m) or an RFC 3339 time")
 	fs.StringVar(&f.until, "until", "", "last changed before: a duration ago or an RFC 3339 time")
-	fs.StringVar(&f.errText, "error", "", "text in the last error (case-insensitive)")
+	fs.StringVar(&f.errText, "error", "", "text in the last error (ignoring case in every script; % and _ are themselves)")
 	fs.StringVar(&f.tenant, "tenant", "", "tenant, exactly (tasks submitted with Call.Tenant, runtime.WithTenant or tenant-by)")
 }
 

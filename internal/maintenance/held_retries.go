@@ -192,6 +192,9 @@ func (hs *HeldRetries[H]) CanHold(delay time.Duration) bool {
 func (hs *HeldRetries[H]) Hold(failed *storage.Task, h H, f storage.Finishing, due time.Time) {
 	t := *failed // the failed attempt's caller keeps its own
 	t.State, t.ExecuteTime, t.LeaseUntil = storage.StateRetrying, f.Due, f.HoldUntil
+	if f.Deferred {
+		t.DeferredTimes++ // as the finish wrote it
+	}
 	e := &heldRetry[H]{t: &t, h: h, due: due, start: storage.HeldStart{ID: t.ID, Shard: t.ShardKey, Attempt: t.ExecuteTimes, HoldUntil: f.HoldUntil}}
 	hs.enqueue(e)
 }

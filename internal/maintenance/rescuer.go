@@ -234,8 +234,10 @@ func (r *Rescuer) next(t *storage.Task, msg string) (time.Duration, bool) {
 	if r.cfg.Next != nil {
 		return r.cfg.Next(t, pol, msg)
 	}
-	if pol.Exhausted(t.ExecuteTimes) {
+	// Deferred attempts (RetryAfter) are not counted by the policy.
+	n := max(t.ExecuteTimes-t.DeferredTimes, 1)
+	if pol.Exhausted(n) {
 		return 0, false
 	}
-	return pol.Delay(t.ID, t.ExecuteTimes), true
+	return pol.Delay(t.ID, n), true
 }

@@ -47,3 +47,31 @@ func TestRescuerNextDecides(t *testing.T) {
 		}
 	})
 }
+
+// The policy counts attempts without the deferred ones (RetryAfter): a
+// task at attempt 3 of a 3-attempt policy, two of them deferred, whose
+// lease expired is at its policy's first attempt and is retried, not
+// exhausted.
+func TestRescuerLeavesDeferredAttemptsUncounted(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, st *storage.Store) {
+		now := time.Now()
+		task := leasedTask("deferred", storage.StateRunning, "gone", 3, now.Add(-time.Second))
+		mustInsert(t, st, task)
+		if _, err := st.DB().Exec("UPDATE argo_task SET deferred_times = 2 WHERE id = ?", task.ID); err != nil {
+			t.Fatal(err)
+		}
+		var log rescueLog
+		r := NewRescuer(st, RescuerConfig{Interval: 10 * time.Millisecond, Policy: threeAttempts, Rescued: log.rescued})
+		if err := r.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		defer r.Stop(context.Background())
+		waitFor(t, 5*time.Second, "the rescue", func() bool { _, ok := log.at(task.ID); return ok })
+		if err := r.Stop(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := mustGet(t, st, task.ID); got.State != storage.StateRetrying || got.ExecuteTimes != 3 || got.DeferredTimes != 2 {
+			t.Errorf("rescued: %s at attempt %d with %d deferred, want retrying (its policy's attempt 1 of 3 failed)", got.State, got.ExecuteTimes, got.DeferredTimes)
+		}
+	})
+}

@@ -280,8 +280,8 @@ func (s *Store) SetBreaker(ctx context.Context, group string, open bool, who, re
 	if strings.TrimSpace(group) == "" {
 		return errors.New("argo: a flow group name is needed (argoctl flow lists them)")
 	}
-	if strings.TrimSpace(who) == "" {
-		return ErrNoOperator
+	if err := checkOperatorName(who); err != nil {
+		return err
 	}
 	if err := CheckOperatorText("reason", reason); err != nil {
 		return err

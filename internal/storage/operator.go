@@ -115,6 +115,9 @@ func (s *Store) DiscardRecorded(ctx context.Context, id int64, reason, who strin
 	if err := checkReason("discard reason", reason); err != nil {
 		return err
 	}
+	if err := checkOptionalOperatorName(who); err != nil {
+		return err
+	}
 	var n int64
 	err := s.write(ctx, func(tx *sqlx.Tx) error {
 		res, err := tx.ExecContext(ctx, s.sql.Discard, reason, now, id)
@@ -144,10 +147,9 @@ func (s *Store) RequestDiscard(ctx context.Context, id int64, reason, who string
 	if err := checkReason("discard reason", reason); err != nil {
 		return 0, err
 	}
-	if strings.TrimSpace(who) == "" {
-		return 0, ErrNoOperator
+	if err := checkOperatorName(who); err != nil {
+		return 0, err
 	}
-	who = operatorName(who)
 	var reqID, n int64
 	err := s.write(ctx, func(tx *sqlx.Tx) error {
 		res, err := tx.ExecContext(ctx, s.sql.InsertDiscardRequest, who, reason, now, id)
@@ -193,10 +195,9 @@ func (s *Store) DecideDiscard(ctx context.Context, id int64, approve bool, reaso
 	if err := CheckOperatorText("decision reason", reason); err != nil {
 		return err
 	}
-	if strings.TrimSpace(who) == "" {
-		return ErrNoOperator
+	if err := checkOperatorName(who); err != nil {
+		return err
 	}
-	who = operatorName(who)
 	decision, action := DecisionRejected, ActionDiscardReject
 	if approve {
 		decision, action = DecisionApproved, ActionDiscardApprove
@@ -211,16 +212,19 @@ func (s *Store) DecideDiscard(ctx context.Context, id int64, approve bool, reaso
 			}
 			return err
 		}
-		// The statement is the guard (another operator, still open); the
-		// read above only says which refusal it was.
+		// Operator names are compared byte for byte (operator_name.go),
+		// here and in the statement, which compares them as bytes on every
+		// engine (not by a collation that ignores case or trailing spaces):
+		// the requester, as read, can never decide. The statement is the
+		// guard that the request is still open.
+		if req.RequestedBy == who {
+			return fmt.Errorf("%w: the discard of task %d was requested by %s", ErrSameOperator, id, who)
+		}
 		res, err := tx.ExecContext(ctx, s.sql.DecideDiscardRequest, decision, who, now, SanitizeErrorText(reason), req.ID, who)
 		if err != nil {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			if req.RequestedBy == who {
-				return fmt.Errorf("%w: the discard of task %d was requested by %s", ErrSameOperator, id, who)
-			}
 			return fmt.Errorf("%w: task %d (decided meanwhile)", ErrNoDiscardRequest, id)
 		}
 		if approve {
@@ -251,6 +255,9 @@ var errDiscardRaced = errors.New("argo: discard raced")
 // and why in the trail. Any other state is refused with a TransitionError.
 func (s *Store) ForceFail(ctx context.Context, id int64, reason, who string, now Millis) error {
 	if err := checkReason("force-fail reason", reason); err != nil {
+		return err
+	}
+	if err := checkOptionalOperatorName(who); err != nil {
 		return err
 	}
 	var n int64
@@ -286,6 +293,9 @@ func (s *Store) ForceFail(ctx context.Context, id int64, reason, who string, now
 // asks for).
 func (s *Store) RunNow(ctx context.Context, id int64, reason, who string, now Millis) error {
 	if err := CheckOperatorText("run reason", reason); err != nil {
+		return err
+	}
+	if err := checkOptionalOperatorName(who); err != nil {
 		return err
 	}
 	var n int64

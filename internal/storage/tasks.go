@@ -155,7 +155,11 @@ type Finishing struct {
 	ErrMsg      *string
 	FallbackErr *string
 	UndoAttempt bool // give the attempt back (released without running)
-	History     *Attempt
+	// Deferred counts the attempt as deferred by its callee (RetryAfter):
+	// it keeps its number, and deferred_times grows by one, so that the
+	// retry policy does not count it.
+	Deferred bool
+	History  *Attempt
 	// direct writes it from the caller's goroutine, skipping the
 	// completer's batching: a sync caller waits for this write alone.
 	Direct bool
@@ -239,6 +243,9 @@ func FinishStatement(st *Statements, f Finishing, now Millis) (string, []any) {
 	}
 	if f.UndoAttempt {
 		set += ", execute_times = execute_times - 1"
+	}
+	if f.Deferred {
+		set += ", deferred_times = deferred_times + 1"
 	}
 	args = append(args, f.ID, f.Shard, f.From, f.Owner, f.Attempt)
 	return st.FinishUpdate(set), args
