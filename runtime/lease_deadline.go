@@ -32,9 +32,14 @@ const (
 	// least the stop margin (TestRescueGraceCoversLeaseStopMargin).
 	rescueGraceDivisor = 10
 	// renewTimeoutDivisor: one renewal that gets no answer is abandoned
-	// after LeaseDuration/renewTimeoutDivisor (a hung connection, a
-	// network that swallows packets), and retried.
-	renewTimeoutDivisor = 4
+	// after LeaseDuration/renewTimeoutDivisor, a renewal period (a hung
+	// connection, a network that swallows packets), and retried.
+	renewTimeoutDivisor = 3
+	// renewLeadDivisor: a lease with less than
+	// LeaseDuration/renewLeadDivisor left before its deadline here (its
+	// claim took long, under load) is renewed at once, not at the next
+	// period.
+	renewLeadDivisor = 3
 	// renewRetryDivisor: a failed renewal is retried after
 	// LeaseDuration/renewRetryDivisor, not at the next LeaseDuration/3
 	// tick, so that a short blip does not cost the leases.
@@ -51,6 +56,10 @@ func rescueGrace(lease time.Duration) time.Duration { return lease / rescueGrace
 
 // renewTimeout bounds one renewal's round trip.
 func renewTimeout(lease time.Duration) time.Duration { return lease / renewTimeoutDivisor }
+
+// renewLead is how near its deadline a lease is renewed without waiting
+// for the period.
+func renewLead(lease time.Duration) time.Duration { return lease / renewLeadDivisor }
 
 // renewRetry is the pause before a failed renewal is tried again.
 func renewRetry(lease time.Duration) time.Duration {

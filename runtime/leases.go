@@ -36,6 +36,9 @@ type leaseSet struct {
 	// expired is told of each lease that expires here, with the function
 	// canceled (nil if none ran).
 	expired func(k leaseKey, r *leaseRun)
+	// added is signalled (without blocking) when a lease is added, so that
+	// the renewer renews at once one whose claim took long (nextRenewal).
+	added chan struct{}
 }
 
 type leaseHold struct {
@@ -55,6 +58,20 @@ func (l *leaseSet) setup(life time.Duration, expired func(k leaseKey, r *leaseRu
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.life, l.expired = life, expired
+	l.added = make(chan struct{}, 1)
+}
+
+// earliest returns the soonest deadline of the leases held and not lapsed
+// (ok false if none).
+func (l *leaseSet) earliest() (deadline time.Time, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, h := range l.held {
+		if !h.lapsed && !h.deadline.IsZero() && (!ok || h.deadline.Before(deadline)) {
+			deadline, ok = h.deadline, true
+		}
+	}
+	return deadline, ok
 }
 
 // leaseRun is one function (attempt or fallback) running under a lease.
@@ -81,6 +98,10 @@ func (l *leaseSet) add(k leaseKey, sent time.Time) {
 		if l.life > 0 {
 			h.deadline = sent.Add(l.life)
 			h.timer = time.AfterFunc(time.Until(h.deadline), func() { l.lapse(k, h) })
+			select {
+			case l.added <- struct{}{}:
+			default:
+			}
 		}
 	}
 	h.holders++
