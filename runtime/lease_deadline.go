@@ -39,7 +39,7 @@ const (
 	// LeaseDuration/renewLeadDivisor left before its deadline here (its
 	// claim took long, under load) is renewed at once, not at the next
 	// period.
-	renewLeadDivisor = 3
+	renewLeadDivisor = 2
 	// renewRetryDivisor: a failed renewal is retried after
 	// LeaseDuration/renewRetryDivisor, not at the next LeaseDuration/3
 	// tick, so that a short blip does not cost the leases.
