@@ -70,7 +70,11 @@ func renewRetry(lease time.Duration) time.Duration {
 // a lease ending at until (on the database's clock, as this instance wrote
 // it: the database's time of the write's send plus LeaseDuration) was
 // sent: until - LeaseDuration, mapped back through the current clock
-// reading. It is never later than now.
+// reading. It is never later than now. It is exact while the reading the
+// claim used is the current one; a reading taken since (every heartbeat)
+// shifts it by the change of the offset, normally a millisecond or less
+// (a step of the database's clock shifts it by the step). Renewals carry
+// their own send instant and need no mapping.
 func (rt *Runtime) leaseSentAt(until Millis) time.Time {
 	local := time.Now()
 	sent := local.Add(until.Time().Sub(rt.now()) - rt.cfg.LeaseDuration)
