@@ -12,8 +12,8 @@ import "time"
 // falls a margin before it whatever the round trip took. When the deadline
 // passes without a renewal confirmed since, the function running under the
 // lease is canceled with cause ErrLeaseLost and its outcome is not written,
-// the lease is no longer renewed, and a held retry not yet started under it
-// does not start. The rescuer, for its part, waits maintenance's grace
+// and a held retry not yet started under it does not start (the lease is
+// still renewed until its holders let go: leaseSet.list). The rescuer, for its part, waits maintenance's grace
 // (rescueGrace) after a lease ends before taking it back.
 
 // Lease margins, as fractions of LeaseDuration.

@@ -99,7 +99,7 @@ func (rt *Runtime) renewLeases() bool {
 // ErrLeaseLost, and its outcome will not be written.
 func (rt *Runtime) leaseLapsed(k leaseKey, r *leaseRun) {
 	if r == nil {
-		rt.log.Warn("argo: lease not renewed before it ends (the database did not answer): it is renewed no more, and the task is left to the rescuer", "task_id", k.ID, "attempt", k.Attempt)
+		rt.log.Warn("argo: lease not renewed before it ends (the database did not answer): no function will start under it", "task_id", k.ID, "attempt", k.Attempt)
 		return
 	}
 	rt.log.Warn("argo: lease not renewed before it ends (the database did not answer): "+r.kind+" canceled, its outcome will not be recorded; the task is left to the rescuer", "task_id", k.ID, "task", r.name, "attempt", k.Attempt)

@@ -23,9 +23,8 @@ import (
 // Each lease has a local deadline (lease_deadline.go): the instant, on this
 // process's monotonic clock, at which the last confirmed renewal (or the
 // claim) was sent, plus life (LeaseDuration minus leaseStopMargin). When it
-// passes with no renewal confirmed since, the lease expires here: its
-// function is canceled as by lose, it is renewed no more, and no function
-// starts under it.
+// passes with no renewal confirmed since, the lease lapses here: its
+// function is canceled as by lose, and no function starts under it.
 type leaseSet struct {
 	mu   sync.Mutex
 	held map[leaseKey]*leaseHold
@@ -120,15 +119,17 @@ func (l *leaseSet) remove(k leaseKey) {
 	}
 }
 
-// list returns the leases to renew: those held and not lapsed.
+// list returns the leases to renew: every one held, lapsed ones too. A
+// lapsed lease stays renewed while anyone holds it (its function, told to
+// stop, not returned yet; its outcome being written): if the database
+// answers again before the lease is rescued, the next attempt waits for
+// that function, and an outcome written before the deadline lands.
 func (l *leaseSet) list() []leaseKey {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := make([]leaseKey, 0, len(l.held))
-	for k, h := range l.held {
-		if !h.lapsed {
-			out = append(out, k)
-		}
+	for k := range l.held {
+		out = append(out, k)
 	}
 	return out
 }
