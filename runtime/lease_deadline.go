@@ -12,8 +12,8 @@ import "time"
 // falls a margin before it whatever the round trip took. When the deadline
 // passes without a renewal confirmed since, the function running under the
 // lease is canceled with cause ErrLeaseLost and its outcome is not written,
-// the lease is no longer renewed, and a held retry not yet started under it
-// does not start. The rescuer, for its part, waits maintenance's grace
+// and a held retry not yet started under it does not start (the lease is
+// still renewed until its holders let go: leaseSet.list). The rescuer, for its part, waits maintenance's grace
 // (rescueGrace) after a lease ends before taking it back.
 
 // Lease margins, as fractions of LeaseDuration.
@@ -32,9 +32,14 @@ const (
 	// least the stop margin (TestRescueGraceCoversLeaseStopMargin).
 	rescueGraceDivisor = 10
 	// renewTimeoutDivisor: one renewal that gets no answer is abandoned
-	// after LeaseDuration/renewTimeoutDivisor (a hung connection, a
-	// network that swallows packets), and retried.
-	renewTimeoutDivisor = 4
+	// after LeaseDuration/renewTimeoutDivisor, a renewal period (a hung
+	// connection, a network that swallows packets), and retried.
+	renewTimeoutDivisor = 3
+	// renewLeadDivisor: a lease with less than
+	// LeaseDuration/renewLeadDivisor left before its deadline here (its
+	// claim took long, under load) is renewed at once, not at the next
+	// period.
+	renewLeadDivisor = 2
 	// renewRetryDivisor: a failed renewal is retried after
 	// LeaseDuration/renewRetryDivisor, not at the next LeaseDuration/3
 	// tick, so that a short blip does not cost the leases.
@@ -52,6 +57,10 @@ func rescueGrace(lease time.Duration) time.Duration { return lease / rescueGrace
 // renewTimeout bounds one renewal's round trip.
 func renewTimeout(lease time.Duration) time.Duration { return lease / renewTimeoutDivisor }
 
+// renewLead is how near its deadline a lease is renewed without waiting
+// for the period.
+func renewLead(lease time.Duration) time.Duration { return lease / renewLeadDivisor }
+
 // renewRetry is the pause before a failed renewal is tried again.
 func renewRetry(lease time.Duration) time.Duration {
 	return max(lease/renewRetryDivisor, 10*time.Millisecond)
@@ -61,7 +70,11 @@ func renewRetry(lease time.Duration) time.Duration {
 // a lease ending at until (on the database's clock, as this instance wrote
 // it: the database's time of the write's send plus LeaseDuration) was
 // sent: until - LeaseDuration, mapped back through the current clock
-// reading. It is never later than now.
+// reading. It is never later than now. It is exact while the reading the
+// claim used is the current one; a reading taken since (every heartbeat)
+// shifts it by the change of the offset, normally a millisecond or less
+// (a step of the database's clock shifts it by the step). Renewals carry
+// their own send instant and need no mapping.
 func (rt *Runtime) leaseSentAt(until Millis) time.Time {
 	local := time.Now()
 	sent := local.Add(until.Time().Sub(rt.now()) - rt.cfg.LeaseDuration)

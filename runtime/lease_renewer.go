@@ -10,22 +10,50 @@ import (
 // attempts still run, and ends when Stop closes renewStop. A renewal that
 // fails (or gets no answer within renewTimeout) is tried again after
 // renewRetry, until one is confirmed or the leases lapse here
-// (lease_deadline.go).
+// (lease_deadline.go); a lease whose deadline is nearer than renewLead
+// (a claim that took long) is renewed without waiting for the period.
 func (rt *Runtime) renewLoop() {
 	timer := time.NewTimer(rt.cfg.LeaseDuration / 3)
 	defer timer.Stop()
+	last, ok := time.Now(), true
 	for {
 		select {
 		case <-rt.renewStop:
 			return
+		case <-rt.leases.added:
+			if !timer.Stop() {
+				select {
+				case <-timer.C:
+				default:
+				}
+			}
+			timer.Reset(rt.nextRenewal(last, ok))
+			continue
 		case <-timer.C:
 		}
-		next := rt.cfg.LeaseDuration / 3
-		if !rt.renewLeases() {
-			next = renewRetry(rt.cfg.LeaseDuration)
-		}
-		timer.Reset(next)
+		last = time.Now()
+		ok = rt.renewLeases()
+		timer.Reset(rt.nextRenewal(last, ok))
 	}
+}
+
+// nextRenewal is how long to wait before the next renewal, the last one
+// having begun at last and succeeded or not (ok): LeaseDuration/3 after it
+// (renewRetry after a failure), or sooner if a lease's deadline is nearer
+// than renewLead, but never less than renewRetry after it.
+func (rt *Runtime) nextRenewal(last time.Time, ok bool) time.Duration {
+	lease := rt.cfg.LeaseDuration
+	at := last.Add(lease / 3)
+	if !ok {
+		at = last.Add(renewRetry(lease))
+	}
+	if d, held := rt.leases.earliest(); held && d.Add(-renewLead(lease)).Before(at) {
+		at = d.Add(-renewLead(lease))
+	}
+	if floor := last.Add(renewRetry(lease)); at.Before(floor) {
+		at = floor
+	}
+	return max(time.Until(at), 0)
 }
 
 // renewLeases extends every lease held and cancels the functions whose
@@ -71,7 +99,7 @@ func (rt *Runtime) renewLeases() bool {
 // ErrLeaseLost, and its outcome will not be written.
 func (rt *Runtime) leaseLapsed(k leaseKey, r *leaseRun) {
 	if r == nil {
-		rt.log.Warn("argo: lease not renewed before it ends (the database did not answer): it is renewed no more, and the task is left to the rescuer", "task_id", k.ID, "attempt", k.Attempt)
+		rt.log.Warn("argo: lease not renewed before it ends (the database did not answer): no function will start under it", "task_id", k.ID, "attempt", k.Attempt)
 		return
 	}
 	rt.log.Warn("argo: lease not renewed before it ends (the database did not answer): "+r.kind+" canceled, its outcome will not be recorded; the task is left to the rescuer", "task_id", k.ID, "task", r.name, "attempt", k.Attempt)

@@ -23,9 +23,8 @@ import (
 // Each lease has a local deadline (lease_deadline.go): the instant, on this
 // process's monotonic clock, at which the last confirmed renewal (or the
 // claim) was sent, plus life (LeaseDuration minus leaseStopMargin). When it
-// passes with no renewal confirmed since, the lease expires here: its
-// function is canceled as by lose, it is renewed no more, and no function
-// starts under it.
+// passes with no renewal confirmed since, the lease lapses here: its
+// function is canceled as by lose, and no function starts under it.
 type leaseSet struct {
 	mu   sync.Mutex
 	held map[leaseKey]*leaseHold
@@ -36,6 +35,9 @@ type leaseSet struct {
 	// expired is told of each lease that expires here, with the function
 	// canceled (nil if none ran).
 	expired func(k leaseKey, r *leaseRun)
+	// added is signalled (without blocking) when a lease is added, so that
+	// the renewer renews at once one whose claim took long (nextRenewal).
+	added chan struct{}
 }
 
 type leaseHold struct {
@@ -55,6 +57,20 @@ func (l *leaseSet) setup(life time.Duration, expired func(k leaseKey, r *leaseRu
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.life, l.expired = life, expired
+	l.added = make(chan struct{}, 1)
+}
+
+// earliest returns the soonest deadline of the leases held and not lapsed
+// (ok false if none).
+func (l *leaseSet) earliest() (deadline time.Time, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, h := range l.held {
+		if !h.lapsed && !h.deadline.IsZero() && (!ok || h.deadline.Before(deadline)) {
+			deadline, ok = h.deadline, true
+		}
+	}
+	return deadline, ok
 }
 
 // leaseRun is one function (attempt or fallback) running under a lease.
@@ -81,6 +97,10 @@ func (l *leaseSet) add(k leaseKey, sent time.Time) {
 		if l.life > 0 {
 			h.deadline = sent.Add(l.life)
 			h.timer = time.AfterFunc(time.Until(h.deadline), func() { l.lapse(k, h) })
+			select {
+			case l.added <- struct{}{}:
+			default:
+			}
 		}
 	}
 	h.holders++
@@ -99,15 +119,17 @@ func (l *leaseSet) remove(k leaseKey) {
 	}
 }
 
-// list returns the leases to renew: those held and not lapsed.
+// list returns the leases to renew: every one held, lapsed ones too. A
+// lapsed lease stays renewed while anyone holds it (its function, told to
+// stop, not returned yet; its outcome being written): if the database
+// answers again before the lease is rescued, the next attempt waits for
+// that function, and an outcome written before the deadline lands.
 func (l *leaseSet) list() []leaseKey {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := make([]leaseKey, 0, len(l.held))
-	for k, h := range l.held {
-		if !h.lapsed {
-			out = append(out, k)
-		}
+	for k := range l.held {
+		out = append(out, k)
 	}
 	return out
 }

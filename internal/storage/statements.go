@@ -52,8 +52,9 @@ type Statements struct {
 	// execute_time, error_msg, now, then id, shard_key, task_status,
 	// lease_owner, execute_times, lease_until.
 	Rescue string
-	// ExtendLeases renews n leases: arguments until, owner, the n ids, then
-	// n (id, execute_times) pairs.
+	// ExtendLeases renews n leases, never shortening one (a renewal landing
+	// after a later one leaves the later end): arguments until, owner, the
+	// n ids, then n (id, execute_times) pairs.
 	ExtendLeases func(n int) string
 	// LeaseHolders reads id, execute_times, lease_owner, task_status of n
 	// rows: the n ids.

@@ -96,7 +96,7 @@ func FinishUpdate(set string) string { return "UPDATE " + byID + " SET " + set +
 // ExtendLeases renews n leases (Statements.ExtendLeases): only rows still
 // leased by the owner at the same attempt.
 func ExtendLeases(n int) string {
-	return "UPDATE " + byID + " SET lease_until = ? WHERE lease_owner = ? AND task_status IN " + leased + " AND id IN " + storage.Placeholders(n) +
+	return "UPDATE " + byID + " SET lease_until = GREATEST(lease_until, ?) WHERE lease_owner = ? AND task_status IN " + leased + " AND id IN " + storage.Placeholders(n) +
 		" AND (" + strings.TrimSuffix(strings.Repeat("(id = ? AND execute_times = ?) OR ", n), " OR ") + ")"
 }
 

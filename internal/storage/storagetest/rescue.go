@@ -13,6 +13,7 @@ func rescueCases() []testCase {
 		{"ExpiredLeases", rescueExpiredLeases},
 		{"RescueLosesToRenewal", rescueLosesToRenewal},
 		{"RenewalFence", rescueRenewalFence},
+		{"RenewalNeverShortens", rescueRenewalNeverShortens},
 	}
 }
 
@@ -132,5 +133,29 @@ func rescueRenewalFence(t *testing.T, e Engine) {
 		if row := get(t, s, k.ID); *row != before[k.ID] {
 			t.Fatalf("a lost lease's row was changed by the renewal:\n got %+v\nwant %+v", row, before[k.ID])
 		}
+	}
+}
+
+// A renewal never shortens a lease: one sent earlier that lands after a
+// later one (its connection stalled, then delivered) leaves the later end,
+// and the lease is still reported held. The instance's own deadline for the
+// lease is taken from the later renewal's send.
+func rescueRenewalNeverShortens(t *testing.T, e Engine) {
+	s := e.Open(t)
+	ctx := ctxFor(t)
+	task := leasedTask("r", running, 1, 0, "me", 1, 500)
+	insert(t, s, task)
+	lost, err := s.ExtendLeases(ctx, "me", []storage.LeaseKey{{ID: task.ID, Attempt: 1}}, 300, 150)
+	if err != nil || len(lost) != 0 {
+		t.Fatalf("a stale renewal: lost %v, %v; want the lease held", lost, err)
+	}
+	if row := get(t, s, task.ID); row.LeaseUntil != 500 {
+		t.Fatalf("a renewal to 300 of a lease until 500 left lease_until %d, want 500", row.LeaseUntil)
+	}
+	if _, err := s.ExtendLeases(ctx, "me", []storage.LeaseKey{{ID: task.ID, Attempt: 1}}, 700, 150); err != nil {
+		t.Fatal(err)
+	}
+	if row := get(t, s, task.ID); row.LeaseUntil != 700 {
+		t.Fatalf("a renewal to 700 left lease_until %d, want 700", row.LeaseUntil)
 	}
 }
