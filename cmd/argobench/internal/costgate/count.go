@@ -23,8 +23,8 @@ import (
 // Counts is what a Counter saw.
 type Counts struct {
 	// Statements are the SQL statements run, transaction control (BEGIN,
-	// START TRANSACTION, COMMIT, ROLLBACK) and connection set-up (SET)
-	// excluded.
+	// START TRANSACTION, COMMIT, ROLLBACK, SET TRANSACTION …) and
+	// connection set-up (SET NAMES and other SETs) excluded.
 	Statements int64
 	// Trips are the requests the client waited on: on MySQL the command
 	// packets (a query, however many statements it holds; a PREPARE; an
@@ -35,7 +35,7 @@ type Counts struct {
 	// (autocommit).
 	Commits int64
 	// Kinds counts statements by verb and table ("UPDATE argo_task"), and
-	// "COMMIT", "ROLLBACK", "BEGIN", "SET" — the text's first words, for
+	// "COMMIT", "ROLLBACK", "BEGIN", "SET TRANSACTION", "SET (connection)" — for
 	// telling which statement a change added.
 	Kinds map[string]int64
 }
@@ -113,7 +113,8 @@ func (s *session) untrip() {
 }
 
 // statement counts one statement of text; it reports whether it was
-// connection set-up (SET …), which counts as nothing.
+// connection set-up (a SET other than SET TRANSACTION: SET NAMES and the
+// DSN's variables at connect), which counts as nothing.
 func (s *session) statement(text string) (setup bool) {
 	kind := classify(text)
 	s.c.mu.Lock()
@@ -123,8 +124,11 @@ func (s *session) statement(text string) (setup bool) {
 		s.c.Log(kind, text)
 	}
 	switch kind {
-	case "SET":
+	case "SET (connection)":
 		return true
+	case "SET TRANSACTION":
+		// SET TRANSACTION ISOLATION LEVEL … before a BEGIN: transaction
+		// control, a round trip of its own when sent alone.
 	case "BEGIN":
 		s.inTx = true
 	case "COMMIT":
@@ -153,8 +157,12 @@ func classify(text string) string {
 		return "COMMIT"
 	case strings.HasPrefix(up, "ROLLBACK"):
 		return "ROLLBACK"
+	case strings.HasPrefix(up, "SET TRANSACTION"):
+		return "SET TRANSACTION"
 	case strings.HasPrefix(up, "SET "):
-		return "SET"
+		// SET NAMES and the DSN's session variables, sent as a
+		// connection opens.
+		return "SET (connection)"
 	}
 	k := sqlcount.Classify(t)
 	if f := strings.Fields(k); len(f) == 2 {

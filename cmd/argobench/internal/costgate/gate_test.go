@@ -19,7 +19,7 @@ var (
 const baselinePath = "testdata/cost_baseline.json"
 
 // units per workload: the counts are divided by it.
-const units = 10
+const units = 5
 
 // TestCostBaseline is the cost gate: it counts the statements, round trips
 // and commits of each workload (workloads.go) per unit, on SQLite and — with
@@ -32,6 +32,15 @@ const units = 10
 // (with ARGO_TEST_MYSQL_DSN set, or the MySQL rows are kept as they were),
 // and say in the commit message why the counts moved.
 func TestCostBaseline(t *testing.T) {
+	if *logSQL {
+		StatementLog = func(engine, workload, kind, text string) {
+			if len(text) > 600 {
+				text = text[:600] + "…"
+			}
+			t.Logf("%s %s: %s", engine, workload, text)
+		}
+		defer func() { StatementLog = nil }()
+	}
 	base, err := ReadBaseline(baselinePath)
 	if err != nil {
 		t.Fatal(err)

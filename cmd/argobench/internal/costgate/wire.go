@@ -98,7 +98,7 @@ func (w *wireConn) command(payload []byte) {
 			}
 		}
 		if setupOnly {
-			w.s.untrip() // SET NAMES at connect
+			w.s.untrip() // SET NAMES at connect: the connection's, not a task's
 		}
 	case comStmtPrepare:
 		w.s.trip()
