@@ -30,7 +30,9 @@ const units = 5
 //	go test ./cmd/argobench/internal/costgate -run TestCostBaseline -update
 //
 // (with ARGO_TEST_MYSQL_DSN set, or the MySQL rows are kept as they were),
-// and say in the commit message why the counts moved.
+// and say in the commit message why the counts moved. Under the race
+// detector the workloads run but the counts are not compared (make test runs
+// the gate again without -race).
 func TestCostBaseline(t *testing.T) {
 	if *logSQL {
 		StatementLog = func(engine, workload, kind, text string) {
@@ -78,6 +80,13 @@ func TestCostBaseline(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("wrote %s:\n%s", baselinePath, table.String())
+		return
+	}
+	if raceEnabled {
+		// Under -race the counts are not compared (an extra poll or two
+		// per unit is timing, not code); scripts/test.sh runs the gate
+		// without -race after the race run.
+		t.Logf("race detector on: counts measured, not compared with %s:\n%s", baselinePath, table.String())
 		return
 	}
 	var rose, fell int
