@@ -7,6 +7,8 @@
 #   2. vet        go vet ./...
 #   3. generate   go generate ./... must not change any file
 #   4. test       go test -race -count=1 -timeout 40m ./...
+#   5. cost gate  go test -run TestCostBaseline ./cmd/argobench/internal/costgate
+#                 (without -race: counts compared with the committed baseline)
 #
 # Databases: tests get MariaDB/MySQL through ARGO_TEST_MYSQL_DSN, a
 # go-sql-driver DSN without a database name, e.g. `root:pw@tcp(127.0.0.1:3306)/`;
@@ -387,3 +389,14 @@ phase_begin "go test -race"
 go test -race -count=1 -timeout 40m ${GO_TEST_FLAGS:-} ${GO_TEST_PKGS:-./...} </dev/null ||
 	fail "go test"
 phase_end
+
+# The cost gate (docs/performance.md, "The cost gate") compares statement,
+# round-trip and commit counts with a committed baseline; the race detector
+# slows the runtime enough to change how its poller's wake-ups coalesce, so
+# under -race it only runs the workloads, and the comparison runs here.
+if [[ -z "${GO_TEST_PKGS:-}" ]]; then
+	phase_begin "cost gate (go test -run TestCostBaseline, without -race)"
+	go test -count=1 -timeout 10m -run 'TestCostBaseline$' ./cmd/argobench/internal/costgate </dev/null ||
+		fail "cost gate: a count rose over cmd/argobench/internal/costgate/testdata/cost_baseline.json (see the table above)"
+	phase_end
+fi

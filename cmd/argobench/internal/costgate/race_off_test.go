@@ -1,0 +1,5 @@
+//go:build !race
+
+package costgate
+
+const raceEnabled = false
