@@ -82,8 +82,11 @@ type leaseRun struct {
 }
 
 // add counts a holder of lease k, whose claim (or last renewal) was sent at
-// sent (time.Now's clock: Runtime.leaseSentAt). A lease already held keeps
-// its deadline, which renewals have moved since.
+// sent (time.Now's clock: Runtime.leaseSentAt; zero for one more holder of
+// a lease held already). A lease already held keeps its deadline, which
+// renewals have moved since, unless sent gives a later one: then k was
+// claimed again (the fallback of the attempt that held it, whose key is
+// the same), and the new lease's deadline is taken, lapsed or not before.
 func (l *leaseSet) add(k leaseKey, sent time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -91,6 +94,12 @@ func (l *leaseSet) add(k leaseKey, sent time.Time) {
 		l.held = map[leaseKey]*leaseHold{}
 	}
 	h := l.held[k]
+	if h != nil && h.timer != nil && !sent.IsZero() {
+		if d := sent.Add(l.life); d.After(h.deadline) && time.Until(d) > 0 {
+			h.deadline, h.lapsed = d, false
+			h.timer.Reset(time.Until(d))
+		}
+	}
 	if h == nil {
 		h = &leaseHold{}
 		l.held[k] = h
