@@ -144,8 +144,11 @@ func (l *leaseSet) list() []leaseKey {
 }
 
 // renewed moves the deadlines of keys, whose renewal sent at sent was
-// confirmed, to sent + life. A lease that lapsed meanwhile stays lapsed:
-// its function was told to stop.
+// confirmed, to sent + life. A lease that lapsed while a function ran
+// under it stays lapsed until that function returns: it was told to stop.
+// One that lapsed with no function running under it (a held retry waiting
+// for a worker, an outcome being written) is live again: the renewal,
+// fenced on owner and attempt, proves it is still this instance's.
 func (l *leaseSet) renewed(keys []leaseKey, sent time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -153,12 +156,15 @@ func (l *leaseSet) renewed(keys []leaseKey, sent time.Time) {
 		return
 	}
 	deadline := sent.Add(l.life)
+	if time.Until(deadline) <= 0 {
+		return
+	}
 	for _, k := range keys {
 		h := l.held[k]
-		if h == nil || h.lapsed || !deadline.After(h.deadline) {
+		if h == nil || (h.lapsed && h.run != nil) || !deadline.After(h.deadline) {
 			continue
 		}
-		h.deadline = deadline
+		h.deadline, h.lapsed = deadline, false
 		h.timer.Reset(time.Until(deadline))
 	}
 }
