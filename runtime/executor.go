@@ -401,7 +401,7 @@ func (rt *Runtime) record(f finishing) bool {
 	// Keep renewing the lease until the outcome lands, so that the rescuer
 	// does not take back (and re-run) an attempt that did run.
 	// (The attempt's run holds the lease still: it keeps its deadline.)
-	rt.leases.add(leaseKey{ID: f.ID, Attempt: f.Attempt}, time.Now())
+	rt.leases.add(leaseKey{ID: f.ID, Attempt: f.Attempt}, time.Time{})
 	rt.loops.Add(1)
 	go func() {
 		defer rt.loops.Done()

@@ -37,6 +37,8 @@ func TestLeaseLapsesWithoutConfirmedRenewal(t *testing.T) {
 	if got := l.list(); len(got) != 1 || got[0] != k {
 		t.Fatalf("leases to renew %v, want the lapsed one still (held until its function returns)", got)
 	}
+	// Reported (logged) just after the cancel.
+	waitFor(t, time.Second, "the lapse to be reported", func() bool { mu.Lock(); defer mu.Unlock(); return len(lapsed) > 0 })
 	mu.Lock()
 	if len(lapsed) != 1 || lapsed[0] != k {
 		t.Errorf("lapses reported %v, want [%v]", lapsed, k)
@@ -48,7 +50,14 @@ func TestLeaseLapsesWithoutConfirmedRenewal(t *testing.T) {
 	if !errors.Is(context.Cause(late), ErrLeaseLost) {
 		t.Errorf("a function started under a lapsed lease has cause %v, want ErrLeaseLost", context.Cause(late))
 	}
-	if !l.done(k, run) || !l.done(k, lateRun) {
+	// A renewal confirmed while the told-to-stop function still runs
+	// leaves the lease lapsed.
+	l.renewed([]leaseKey{k}, time.Now())
+	again, againRun := l.start(context.Background(), k, "t", "attempt")
+	if again.Err() == nil {
+		t.Error("a renewal revived a lapsed lease whose function, told to stop, had not returned")
+	}
+	if !l.done(k, run) || !l.done(k, lateRun) || !l.done(k, againRun) {
 		t.Error("done reported a lapsed lease's run as not lost: its outcome would be written")
 	}
 	l.remove(k)

@@ -82,8 +82,11 @@ type leaseRun struct {
 }
 
 // add counts a holder of lease k, whose claim (or last renewal) was sent at
-// sent (time.Now's clock: Runtime.leaseSentAt). A lease already held keeps
-// its deadline, which renewals have moved since.
+// sent (time.Now's clock: Runtime.leaseSentAt; zero for one more holder of
+// a lease held already). A lease already held keeps its deadline, which
+// renewals have moved since, unless sent gives a later one: then k was
+// claimed again (the fallback of the attempt that held it, whose key is
+// the same), and the new lease's deadline is taken, lapsed or not before.
 func (l *leaseSet) add(k leaseKey, sent time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -91,6 +94,12 @@ func (l *leaseSet) add(k leaseKey, sent time.Time) {
 		l.held = map[leaseKey]*leaseHold{}
 	}
 	h := l.held[k]
+	if h != nil && h.timer != nil && !sent.IsZero() {
+		if d := sent.Add(l.life); d.After(h.deadline) && time.Until(d) > 0 {
+			h.deadline, h.lapsed = d, false
+			h.timer.Reset(time.Until(d))
+		}
+	}
 	if h == nil {
 		h = &leaseHold{}
 		l.held[k] = h
@@ -135,8 +144,11 @@ func (l *leaseSet) list() []leaseKey {
 }
 
 // renewed moves the deadlines of keys, whose renewal sent at sent was
-// confirmed, to sent + life. A lease that lapsed meanwhile stays lapsed:
-// its function was told to stop.
+// confirmed, to sent + life. A lease that lapsed while a function ran
+// under it stays lapsed until that function returns: it was told to stop.
+// One that lapsed with no function running under it (a held retry waiting
+// for a worker, an outcome being written) is live again: the renewal,
+// fenced on owner and attempt, proves it is still this instance's.
 func (l *leaseSet) renewed(keys []leaseKey, sent time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -144,12 +156,15 @@ func (l *leaseSet) renewed(keys []leaseKey, sent time.Time) {
 		return
 	}
 	deadline := sent.Add(l.life)
+	if time.Until(deadline) <= 0 {
+		return
+	}
 	for _, k := range keys {
 		h := l.held[k]
-		if h == nil || h.lapsed || !deadline.After(h.deadline) {
+		if h == nil || (h.lapsed && h.run != nil) || !deadline.After(h.deadline) {
 			continue
 		}
-		h.deadline = deadline
+		h.deadline, h.lapsed = deadline, false
 		h.timer.Reset(time.Until(deadline))
 	}
 }
