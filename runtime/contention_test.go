@@ -142,7 +142,9 @@ func TestSubmitsNotRefusedByClaimsAndHeldStarts(t *testing.T) {
 		t.Errorf("%d of %d submits refused by argo's own locking (deadlock or lock-wait timeout)\n%s", refused.Load(), submits, latestDeadlock(seed))
 	}
 	accepted := int64(submits) - refused.Load() - otherErrs.Load()
-	waitFor(t, 45*time.Second, "every retrying task to succeed and every accepted submit to run", func() bool {
+	// A deadline, not a duration: on an unloaded 2-core machine this takes
+	// a few seconds; beside the whole suite, several times that.
+	waitFor(t, 120*time.Second, "every retrying task to succeed and every accepted submit to run", func() bool {
 		return succeeded.Load() >= retrying && newRuns.Load() >= accepted
 	})
 	if retriesDuring == 0 {
