@@ -27,7 +27,7 @@ var AllFaults = []string{FaultKill, FaultStop, FaultPartition, FaultCutAnswer, F
 
 // DefaultFaults is what make test runs on a branch where the breaks of
 // KnownBreaks are not fixed.
-var DefaultFaults = []string{FaultKill, FaultStop, FaultCutAnswer, FaultServer, FaultClock}
+var DefaultFaults = []string{FaultKill, FaultStop, FaultCutAnswer, FaultServer, FaultClock, FaultClaimCut}
 
 // Fault is one step of the schedule.
 type Fault struct {

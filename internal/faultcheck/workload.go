@@ -52,7 +52,6 @@ var KnownBreaks = map[string]string{
 	FeatureBigSubmit:  "#22 break 7 (a submit larger than the server accepts hangs for ever): invariant answer (a submit never answered)",
 	FeatureRetryAfter: "#22 break 10 (RetryAfter repeats attempt numbers): invariant exec-once",
 	FaultPartition:    "#22 break 1 (a cut-off instance runs on): invariant attempt-overlap",
-	FaultClaimCut:     "#22 break 8 (a lost claim COMMIT charges an attempt): invariant charged-unrun",
 }
 
 // ParseFeatures parses a comma-separated list; "all" is every feature,
