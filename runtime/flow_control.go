@@ -341,11 +341,14 @@ func (rt *Runtime) claimGranted(names []string, groups []flowGroup, now time.Tim
 }
 
 // claimFlow claims up to n tasks of the flow groups, each through its
-// gated claim, and schedules a poll for when a group may admit more.
-func (rt *Runtime) claimFlow(groups []flowGroup, n int, now time.Time) ([]*Task, error) {
-	var out []*Task
+// gated claim, starts each group's tasks as soon as they are taken (on
+// workers the caller reserved), returns how many it started, and schedules
+// a poll for when a group may admit more. A gated claim that waits longer
+// than flowClaimWait skips its group for as long (claim_flow_wait.go).
+func (rt *Runtime) claimFlow(groups []flowGroup, n int, now time.Time) (int, error) {
+	started := 0
 	for _, g := range groups {
-		if len(out) >= n {
+		if started >= n {
 			break
 		}
 		if !rt.flow.due(g.name, now) {
@@ -353,14 +356,18 @@ func (rt *Runtime) claimFlow(groups []flowGroup, n int, now time.Time) ([]*Task,
 		}
 		c := storage.FlowClaim{
 			Group: g.name, Names: g.names, Policy: g.policy, Owner: rt.cfg.InstanceID,
-			Now: toMillis(now), LeaseUntil: toMillis(now.Add(rt.cfg.LeaseDuration)), Limit: n - len(out),
+			Now: toMillis(now), LeaseUntil: toMillis(now.Add(rt.cfg.LeaseDuration)), Limit: n - started,
 			Busy: rt.flow.isBusy(g.name), Tenants: rt.cfg.Tenants,
 		}
 		if g.policy.Grantable() {
 			// This instance never runs more attempts at once than Workers.
 			c.GrantSlots, c.GrantUntil = rt.cfg.Workers, toMillis(now.Add(flowGrantFor))
 		}
-		r, err := rt.store.ClaimFlow(rt.ctx, c)
+		wait := flowClaimWait(rt.cfg.LeaseDuration)
+		ctx, cancel := context.WithTimeout(rt.ctx, wait)
+		r, err := rt.store.ClaimFlow(ctx, c)
+		waited := rt.flowClaimWaited(ctx, err)
+		cancel()
 		rt.flow.setBusy(g.name, err == nil && len(r.Tasks) > 0)
 		if g.policy.Grantable() {
 			// A failed claim ends the grant here too: its commit may have
@@ -368,8 +375,13 @@ func (rt *Runtime) claimFlow(groups []flowGroup, n int, now time.Time) ([]*Task,
 			// others then no longer count it.
 			rt.flow.setGrant(g.name, r.GrantUntil)
 		}
+		if waited {
+			rt.log.Warn("argo: flow group's claim waited too long (another session holds the group's lock); the group is skipped meanwhile, the other claims go on", "group", g.name, "waited", wait, "skipped_for", wait, "error", err)
+			rt.flow.set(g.name, now.Add(2*wait)) // from the claim's start: skipped for wait after it
+			continue
+		}
 		if err != nil {
-			return out, fmt.Errorf("flow group %s: %w", g.name, err)
+			return started, fmt.Errorf("flow group %s: %w", g.name, err)
 		}
 		// Skip the group until it may admit, for at most a poll interval (an
 		// operator's close, another instance's probe, take effect by then).
@@ -381,9 +393,9 @@ func (rt *Runtime) claimFlow(groups []flowGroup, n int, now time.Time) ([]*Task,
 		if r.WakeAt > 0 {
 			rt.scheduleWake(r.WakeAt.Time())
 		}
-		out = append(out, r.Tasks...)
+		started += rt.startClaimed(r.Tasks)
 	}
-	return out, nil
+	return started, nil
 }
 
 // flowOutcome reports an attempt's outcome to its group's breaker.

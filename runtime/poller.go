@@ -77,19 +77,24 @@ func (rt *Runtime) claimAvailable() {
 			}
 			tasks = append(tasks, stolen...)
 		}
+		// Start what was claimed before the gated claims: a gated claim
+		// can wait for its group's lock (claim_flow_wait.go), and the tasks
+		// taken above must not wait with it while their leases run out.
+		started := rt.startClaimed(tasks)
 		flowFailed := false
-		if err == nil && len(tasks) < n && len(groups) > 0 {
-			// Tasks under flow control: each group's gated claim.
+		if err == nil && started < n && len(groups) > 0 {
+			// Tasks under flow control: each group's gated claim, each
+			// group's tasks started as soon as they are taken.
 			// A failure here must not lose the tasks claimed above.
-			gated, ferr := rt.claimFlow(groups, n-len(tasks), now)
+			gated, ferr := rt.claimFlow(groups, n-started, now)
 			flowFailed = ferr != nil
 			if ferr != nil && rt.ctx.Err() == nil {
 				rt.health.failed(rt, "claim", ferr)
 				rt.observe(func(o Observer) { o.ClaimError(ferr) })
 			}
-			tasks = append(tasks, gated...)
+			started += gated
 		}
-		rt.unreserve(n - len(tasks))
+		rt.unreserve(n - started)
 		if err != nil {
 			if rt.ctx.Err() == nil {
 				rt.health.failed(rt, "claim", err)
@@ -100,10 +105,7 @@ func (rt *Runtime) claimAvailable() {
 		if !flowFailed {
 			rt.health.ok(rt)
 		}
-		for _, t := range tasks {
-			rt.goAttempt(t, rt.handler(t.Name), true)
-		}
-		if len(tasks) < n {
+		if started < n {
 			return
 		}
 	}

@@ -505,7 +505,7 @@ func (d *driver) fault(f Fault) {
 		d.tg.proxies[f.Slot].CutAnswer("INSERT INTO argo_task (", 1)
 	case FaultClaimCut:
 		d.cutOff[d.live[f.Slot].id] = true
-		d.tg.proxies[f.Slot].CutAnswer("COMMIT", 1)
+		d.tg.proxies[f.Slot].CutCommit(1)
 	case FaultPartition:
 		p := d.tg.proxies[f.Slot]
 		d.cutOff[d.live[f.Slot].id] = true

@@ -48,10 +48,9 @@ const BreakerGrace = 2 * time.Second
 
 // DefaultExpected lists the invariants whose violations make test logs
 // rather than fails (-faultcheck.expect), each a known break of #22 not
-// fixed on every branch: charged-unrun is break 8 (a claim whose COMMIT
-// answer is lost, or cut off by Stop, is charged an attempt that never
-// ran), which Stop mid-claim and the server faults hit.
-var DefaultExpected = []string{InvChargedUnrun}
+// fixed on every branch: none now (charged-unrun, #22 break 8, was one
+// until its fix was merged).
+var DefaultExpected []string
 
 // Violation is one broken invariant.
 type Violation struct {

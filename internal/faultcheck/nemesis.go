@@ -27,7 +27,7 @@ var AllFaults = []string{FaultKill, FaultStop, FaultPartition, FaultCutAnswer, F
 
 // DefaultFaults is what make test runs: every fault kind whose breaks are
 // fixed (KnownBreaks names the others).
-var DefaultFaults = []string{FaultKill, FaultStop, FaultCutAnswer, FaultServer, FaultClock, FaultPartition}
+var DefaultFaults = []string{FaultKill, FaultStop, FaultCutAnswer, FaultServer, FaultClock, FaultPartition, FaultClaimCut}
 
 // Fault is one step of the schedule.
 type Fault struct {

@@ -51,7 +51,16 @@ type FaultProxy struct {
 
 type cutRule struct {
 	contains []byte
+	match    func(payload []byte) bool // instead of contains, if set
 	left     int
+}
+
+// hit reports whether the packet payload matches the rule.
+func (r *cutRule) hit(payload []byte) bool {
+	if r.match != nil {
+		return r.match(payload)
+	}
+	return bytes.Contains(payload, r.contains)
 }
 
 // NewFaultProxy starts a proxy on 127.0.0.1 in front of the server of dsn
@@ -92,6 +101,32 @@ func (p *FaultProxy) CutAnswer(contains string, times int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.rules = append(p.rules, &cutRule{contains: []byte(contains), left: times})
+}
+
+// CutCommit arms the proxy: the next times queries that commit (a
+// COM_QUERY whose text is COMMIT, or ends with "; COMMIT": a multi-statement
+// transaction) reach the server, run there, and have their answer lost.
+// A statement that only names READ COMMITTED is not one: a cut there would
+// leave the server's session mid-transaction, holding its locks until the
+// proxy closes (the proxy drains the server's side of a cut connection).
+func (p *FaultProxy) CutCommit(times int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rules = append(p.rules, &cutRule{match: isCommit, left: times})
+}
+
+// isCommit reports whether payload is a COM_QUERY that commits (CutCommit).
+func isCommit(payload []byte) bool {
+	if len(payload) == 0 || payload[0] != 0x03 {
+		return false
+	}
+	q := bytes.TrimRight(payload[1:], " ;\t\r\n")
+	const end = "; COMMIT"
+	if len(q) > len(end) {
+		q = q[len(q)-len(end):] // only the tail is looked at (a call may be large)
+	}
+	q = bytes.ToUpper(q)
+	return bytes.Equal(q, []byte("COMMIT")) || bytes.Equal(q, []byte(end))
 }
 
 // RefuseAfterCut makes the next lost answer also make the server
@@ -268,7 +303,7 @@ func (p *FaultProxy) matches(payload []byte) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i, r := range p.rules {
-		if bytes.Contains(payload, r.contains) {
+		if r.hit(payload) {
 			if r.left--; r.left <= 0 {
 				p.rules = append(p.rules[:i], p.rules[i+1:]...)
 			}
