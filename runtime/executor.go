@@ -103,7 +103,8 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 	ctx, span := rt.startTaskSpan(ctx, t, "attempt")
 	spanOutcome := spanOutcomeGivenBack
 	defer func() { endTaskSpan(span, spanOutcome, runErr) }()
-	if ctx.Err() == nil {
+	ran := ctx.Err() == nil
+	if ran {
 		runErr = callSafely(func() error { return h.Run(ctx, []byte(t.Parameter)) })
 	} else {
 		runErr = context.Cause(ctx)
@@ -112,6 +113,17 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 	cancel()
 	finished := rt.now()
 	if rt.leases.done(lease, running) {
+		if !ran && rt.leases.lapsedHere(lease) {
+			// The lease lapsed here before the function started (a claim
+			// whose answer came back late, a worker that came free late):
+			// give the row back with its attempt undone, fenced on the
+			// lease as claimed, rather than leave it to the rescuer, which
+			// would charge an attempt that never ran. A row rescued or
+			// changed meanwhile refuses the give-back.
+			spanOutcome = spanOutcomeLeaseLost
+			rt.giveBack(t, f, "")
+			return &AttemptError{TaskID: t.ID, Attempt: t.ExecuteTimes, WillRetry: true, Err: fmt.Errorf("attempt not started: %w", ErrLeaseLost)}
+		}
 		// Another instance may be running this task now: whatever this
 		// attempt did, its outcome is not ours to write.
 		spanOutcome = spanOutcomeLeaseLost
@@ -278,7 +290,15 @@ func (rt *Runtime) runFallback(t *Task, h *TaskDef) {
 	lease := leaseKey{ID: t.ID, Attempt: t.ExecuteTimes}
 	ctx, running := rt.leases.start(context.WithValue(withAttempt(rt.workCtx, t.ID, t.ExecuteTimes, t.Name), fallbackCauseKey{}, errors.New(t.ErrorMsg)), lease, t.Name, "fallback")
 	ctx, span := rt.startTaskSpan(ctx, t, "fallback")
-	err := callSafely(func() error { return h.Fallback(ctx, []byte(t.Parameter), errors.New(t.ErrorMsg)) })
+	var err error
+	if ctx.Err() == nil {
+		err = callSafely(func() error { return h.Fallback(ctx, []byte(t.Parameter), errors.New(t.ErrorMsg)) })
+	} else {
+		// The lease lapsed here before the fallback started: it is not
+		// called (its outcome could not be written); the rescuer runs it
+		// again once the lease has ended.
+		err = context.Cause(ctx)
+	}
 	defer func() { endTaskSpan(span, cmp.Or(hist.Outcome, spanOutcomeGivenBack), err) }()
 	finished := rt.now()
 	if rt.leases.done(lease, running) {

@@ -196,6 +196,16 @@ func (l *leaseSet) lapse(k leaseKey, h *leaseHold) {
 	}
 }
 
+// lapsedHere reports whether lease k, held, lapsed on this instance's own
+// clock (its deadline passed with no renewal confirmed), as opposed to a
+// renewal finding it gone.
+func (l *leaseSet) lapsedHere(k leaseKey) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	h := l.held[k]
+	return h != nil && h.lapsed
+}
+
 // start registers a function about to run under k, which the caller holds
 // (add), and returns the context to run it with: parent, canceled with cause
 // ErrLeaseLost if the lease is found gone or lapses (canceled already if it
