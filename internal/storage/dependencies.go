@@ -100,7 +100,7 @@ type DependentTask struct {
 // discarded or skipped refuses the whole submit with an error wrapping
 // ErrDependency, and nothing is written. It sets each Task's ID and State.
 // A COMMIT whose answer is lost (the connection dropped, the server died,
-// ctx ended) is resolved by the rows' submit tokens (resolveGroup): nil if
+// ctx ended) is resolved by the rows' submit tokens (resolveCommit): nil if
 // the rows are there, the COMMIT's error if they are not, *UnresolvedError
 // if the database could not be reached to tell before ctx's deadline (and
 // at least SubmitResolveFloor).
@@ -132,7 +132,7 @@ func (s *Store) InsertDependent(ctx context.Context, tasks []DependentTask, now 
 	}
 	// committing: the last try's work is done and its COMMIT was sent, so a
 	// failure whose outcome is unknown is the COMMIT's: resolved by the
-	// rows' submit tokens (group_resolve.go), never guessed.
+	// rows' submit tokens (resolveCommit), never guessed.
 	committing := false
 	err = s.write(ctx, func(tx *sqlx.Tx) error {
 		committing = false
@@ -197,7 +197,11 @@ func (s *Store) InsertDependent(ctx context.Context, tasks []DependentTask, now 
 		return nil
 	})
 	if err != nil && committing && !s.OutcomeKnown(err) {
-		return s.resolveGroup(ctx, tasks, tokens, err)
+		ids, rerr := s.resolveCommit(ctx, tokens, err) // group_resolve.go
+		for i, id := range ids {
+			tasks[i].Task.ID = id
+		}
+		return rerr
 	}
 	return err
 }

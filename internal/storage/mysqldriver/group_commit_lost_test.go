@@ -118,3 +118,33 @@ func TestGroupSubmitWhoseCommitAnswerIsLost(t *testing.T) {
 		}
 	})
 }
+
+// A requeue (one transaction: the new row, the old row's link, the trail)
+// whose COMMIT committed but whose answer was lost returns the new task's
+// id, read by its submit token, as when the answer comes; before the fix it
+// answered "invalid connection", and requeueing again was refused as
+// already requeued.
+func TestRequeueWhoseCommitAnswerIsLost(t *testing.T) {
+	ctx := context.Background()
+	dsn := testdb.MySQLDSN(t)
+	proxy := testdb.NewFaultProxy(t, dsn)
+	s := openStore(t, proxy.DSN(dsn), false)
+	now := storage.ToMillis(time.Now())
+	dead := diamond(now)[0].Task
+	dead.State = storage.StateDead
+	if err := s.Insert(ctx, nil, dead); err != nil {
+		t.Fatal(err)
+	}
+	proxy.CutAnswer(bareCommit, 1)
+	newID, err := s.RequeueAsNew(ctx, dead.ID, "lost answer", "op", now+1)
+	if proxy.Cuts() != 1 {
+		t.Fatalf("the proxy lost %d answers, want 1 (the requeue's COMMIT)", proxy.Cuts())
+	}
+	links, lerr := s.Links(ctx, dead.ID)
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	if err != nil || newID == 0 || links.To != newID {
+		t.Fatalf("requeue whose COMMIT's answer was lost: id %d, %v; the old row links to %+v", newID, err, links)
+	}
+}
