@@ -45,7 +45,7 @@ var DefaultFeatures = []string{FeatureBasic, FeatureOrder, FeatureFlow, FeatureO
 // KnownBreaks names, for each switch (feature or fault) off by default, the
 // break of issue #22 it finds while that break is not fixed.
 var KnownBreaks = map[string]string{
-	FeatureDeps:       "#22 break 3 (dependent task blocked for ever): invariant dependents-terminal / terminal; also, not listed in #22: SubmitGroup answers ErrNotPersisted when the server dies with its COMMIT in flight and the group was written (invariant answer), and on Galera one attempt of a task ran on two instances (invariant exec-once)",
+	FeatureDeps:       "#22 break 3 (dependent task blocked for ever): invariant dependents-terminal / terminal; also, not listed in #22: on Galera one attempt of a task ran on two instances (invariant exec-once)",
 	FeatureOrderTx:    "#22 break 2a (keyed SubmitTx in a long transaction): invariant order-overlap / order-submit",
 	FeatureOrderFlow:  "#22 break 4 (an order key on a flow-controlled task accepted with After or in a group): invariant refusal",
 	FeatureBigSubmit:  "#22 break 7 (a submit larger than the server accepts hangs for ever): invariant answer (a submit never answered)",
