@@ -35,7 +35,12 @@ type GroupCall struct {
 // Async). A cycle, an index out of range, or an upstream task unknown,
 // dead, discarded or skipped refuses the whole group with an error wrapping
 // ErrNotPersisted and ErrDependency. A unique-key clash refuses the whole
-// group (ErrDuplicate). It returns the ids in the order of calls.
+// group (ErrDuplicate). It returns the ids in the order of calls. A COMMIT
+// whose answer is lost is resolved as Submit's INSERT is, by the rows'
+// submit tokens, until ctx's deadline and for at least
+// storage.SubmitResolveFloor (5 s): nil if the group was written, an error
+// wrapping ErrNotPersisted if it was not, ErrOutcomeUnknown if the database
+// could not be reached to tell.
 func (rt *Runtime) SubmitGroup(ctx context.Context, calls []GroupCall) ([]int64, error) {
 	if len(calls) == 0 {
 		return nil, notPersisted("?", errors.New("SubmitGroup needs at least one call"))
@@ -57,8 +62,12 @@ func (rt *Runtime) SubmitGroup(ctx context.Context, calls []GroupCall) ([]int64,
 		tasks[i] = storage.DependentTask{Task: t, After: gc.After, AfterCalls: gc.AfterCalls}
 	}
 	if err := rt.store.InsertDependent(ctx, tasks, toMillis(now)); err != nil {
-		if errors.Is(err, ErrDuplicate) {
+		var unresolved *storage.UnresolvedError
+		switch {
+		case errors.Is(err, ErrDuplicate):
 			return nil, err
+		case errors.As(err, &unresolved):
+			return nil, outcomeUnknown(calls[0].Task.Name, unresolved.Last)
 		}
 		return nil, notPersisted(calls[0].Task.Name, err)
 	}

@@ -28,7 +28,11 @@ func (in *Inspector) RequeueWithReason(ctx context.Context, id int64, reason str
 // in.Operator; reason may be empty). A succeeded or recovered task is
 // refused with a *FinishedError; a task requeued before with
 // ErrAlreadyRequeued; any other state with a *TransitionError. All three
-// match ErrTransitionInvalid.
+// match ErrTransitionInvalid. A COMMIT whose answer is lost is resolved by
+// the new row's submit token (the new id, or the COMMIT's error if nothing
+// was written); if the database cannot be reached to tell before ctx's
+// deadline (and at least storage.SubmitResolveFloor), the error wraps
+// ErrOutcomeUnknown: look at the task's Links before requeueing again.
 func (in *Inspector) RequeueAsNew(ctx context.Context, id int64, reason string) (int64, error) {
 	if err := storage.CheckOperatorText("requeue reason", reason); err != nil {
 		return 0, err
@@ -40,6 +44,10 @@ func (in *Inspector) RequeueAsNew(ctx context.Context, id int64, reason string) 
 	}
 	if errors.Is(err, storage.ErrAlreadyRequeued) {
 		return 0, &alreadyRequeuedError{err}
+	}
+	var unresolved *storage.UnresolvedError
+	if errors.As(err, &unresolved) {
+		return 0, outcomeUnknown(fmt.Sprintf("requeue of task %d", id), unresolved.Last)
 	}
 	return newID, err
 }

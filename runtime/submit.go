@@ -123,7 +123,7 @@ func (rt *Runtime) Submit(ctx context.Context, c Call) (int64, error) {
 	h := rt.handler(t.Name)
 	// A task under flow control starts only through the gated claim, and so
 	// does a keyed call (the claim's order gate, order_call.go).
-	runNow := t.PerformanceWay == Immediate && c.RunAt.IsZero() && h != nil && h.Flow == nil && c.OrderKey == "" && rt.works(t.Name, t.Tenant)
+	runNow := rt.startsOutsideClaim(c, t, h)
 	sync := runNow && t.ThreadWay == Sync
 	switch {
 	case sync:
@@ -221,52 +221,11 @@ func (rt *Runtime) SubmitTx(ctx context.Context, tx Execer, c Call) (int64, erro
 		}
 	}
 	rt.metricSubmitted(t.Name)
-	if h := rt.handler(t.Name); t.PerformanceWay == Immediate && c.RunAt.IsZero() && h != nil && h.Flow == nil && c.OrderKey == "" && rt.works(t.Name, t.Tenant) {
-		rt.watchCommit(t.ID)
+	if rt.startsOutsideClaim(c, t, rt.handler(t.Name)) {
+		rt.watchCommit(t.ID, token)
 	} else {
 		rt.scheduleWake(t.ExecuteTime.Time())
 		rt.holdSoon(t.ExecuteTime.Time())
 	}
 	return t.ID, nil
-}
-
-// watchCommit waits, briefly, for a transactionally submitted row to become
-// visible (its transaction committed), then claims and runs it. After two
-// poll intervals it gives up: the poller will find the row if it ever commits.
-func (rt *Runtime) watchCommit(id int64) {
-	rt.loops.Add(1)
-	go func() {
-		defer rt.loops.Done()
-		deadline := time.Now().Add(2 * rt.cfg.PollInterval)
-		wait := time.Millisecond
-		for time.Now().Before(deadline) {
-			select {
-			case <-rt.ctx.Done():
-				return
-			case <-time.After(wait):
-			}
-			if wait < 50*time.Millisecond {
-				wait *= 2
-			}
-			state, found, err := rt.store.TaskState(rt.ctx, id)
-			if err == nil && !found {
-				continue // not committed yet (or rolled back)
-			}
-			if err != nil || state != StatePending {
-				return
-			}
-			if rt.reserve(1) == 0 {
-				rt.poke()
-				return
-			}
-			now := rt.now()
-			t, err := rt.store.ClaimByID(rt.ctx, id, StatePending, rt.cfg.InstanceID, toMillis(now), toMillis(now.Add(rt.cfg.LeaseDuration)))
-			if err != nil || t == nil {
-				rt.unreserve(1)
-				return
-			}
-			rt.goAttempt(t, rt.handler(t.Name), false)
-			return
-		}
-	}()
 }

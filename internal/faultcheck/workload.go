@@ -24,7 +24,7 @@ type Features map[string]bool
 // The features.
 const (
 	FeatureBasic      = "basic"       // async, sync, scheduled, dead, fallback, retries=0, permanent, unique keys, SubmitTx committed
-	FeatureTxRollback = "tx-rollback" // SubmitTx in transactions rolled back (with ordered keys on SQLite: a new break, see KnownBreaks)
+	FeatureTxRollback = "tx-rollback" // SubmitTx in transactions rolled back (with ordered keys on SQLite it found a rolled-back call's commit watcher claiming the next call's row, which took its id; fixed: the watcher claims by submit token)
 	FeatureDeps       = "deps"        // dependency chains (Submit with After) and diamonds (SubmitGroup)
 	FeatureOrder      = "order"       // ordered keys (Submit with OrderKey), keys shared by every process
 	FeatureOperator   = "operator"    // operator actions at random moments: discard (also reviewed), force-fail, run-now, requeue, breaker open/close
@@ -41,7 +41,7 @@ var AllFeatures = []string{FeatureBasic, FeatureFlow, FeatureOperator, FeatureTx
 // DefaultFeatures is what make test runs: every feature whose breaks are
 // fixed. The ones off by default are named in KnownBreaks with the break
 // they find, or are too heavy for make test (bigsubmit).
-var DefaultFeatures = []string{FeatureBasic, FeatureOrder, FeatureFlow, FeatureOperator, FeatureOrderTx, FeatureOrderFlow, FeatureRetryAfter}
+var DefaultFeatures = []string{FeatureBasic, FeatureOrder, FeatureFlow, FeatureOperator, FeatureOrderTx, FeatureOrderFlow, FeatureRetryAfter, FeatureTxRollback}
 
 // FixedBreaks names, for each switch turned on by default once its break of
 // issue #22 was fixed, the break it found while it was not: reverting that
@@ -52,6 +52,7 @@ var FixedBreaks = map[string]string{
 	FeatureRetryAfter: "#22 break 10 (RetryAfter repeats attempt numbers): invariant exec-once",
 	FaultPartition:    "#22 break 1 (a cut-off instance runs on): invariant attempt-overlap",
 	FaultClaimCut:     "#22 break 8 (a lost claim COMMIT charges an attempt): invariant charged-unrun; with the cut matching READ COMMITTED too, terminal (a flow group's lock held by a cut session stalled the gated claim: fixed by its wait limit)",
+	FeatureTxRollback: "not listed in #22: on SQLite a rolled-back SubmitTx's id is handed out again, and the rolled-back call's commit watcher claimed the new row by id, bypassing the order gate (and flow control): invariants order-overlap / order-submit",
 	// Off by default all the same: six 32 MiB calls a run are too heavy for make test.
 	FeatureBigSubmit: "#22 break 7 (a submit larger than the server accepts hangs for ever): invariant answer (a submit never answered)",
 }
@@ -59,8 +60,7 @@ var FixedBreaks = map[string]string{
 // KnownBreaks names, for each switch (feature or fault) off by default, the
 // break it finds that is not fixed yet.
 var KnownBreaks = map[string]string{
-	FeatureTxRollback: "not listed in #22: on SQLite a rolled-back SubmitTx's id is handed out again, and the rolled-back call's commit watcher (runtime.watchCommit) claims the new row by id, bypassing the order gate (and flow control): invariants order-overlap / order-submit",
-	FeatureDeps:       "#22 break 3 (dependent task blocked for ever): invariant dependents-terminal / terminal; also, not listed in #22: SubmitGroup answers ErrNotPersisted when the server dies with its COMMIT in flight and the group was written (invariant answer), and on Galera one attempt of a task ran on two instances (invariant exec-once)",
+	FeatureDeps: "#22 break 3 (dependent task blocked for ever): invariant dependents-terminal / terminal; also, not listed in #22: on Galera one attempt of a task ran on two instances (invariant exec-once)",
 }
 
 // ParseFeatures parses a comma-separated list; "all" is every feature,

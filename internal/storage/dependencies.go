@@ -99,6 +99,11 @@ type DependentTask struct {
 // tasks, an index out of range, or an upstream task unknown, dead,
 // discarded or skipped refuses the whole submit with an error wrapping
 // ErrDependency, and nothing is written. It sets each Task's ID and State.
+// A COMMIT whose answer is lost (the connection dropped, the server died,
+// ctx ended) is resolved by the rows' submit tokens (resolveCommit): nil if
+// the rows are there, the COMMIT's error if they are not, *UnresolvedError
+// if the database could not be reached to tell before ctx's deadline (and
+// at least SubmitResolveFloor).
 func (s *Store) InsertDependent(ctx context.Context, tasks []DependentTask, now Millis) error {
 	order, err := submitOrder(tasks)
 	if err != nil {
@@ -120,10 +125,17 @@ func (s *Store) InsertDependent(ctx context.Context, tasks []DependentTask, now 
 	// task running that has succeeded since, its edges settled: keeping
 	// that try's blocked would leave the task blocked for ever.)
 	given := make([]Task, len(tasks))
+	tokens := make([][]byte, len(tasks))
 	for i, dt := range tasks {
 		given[i] = *dt.Task
+		tokens[i] = NewSubmitToken()
 	}
-	return s.write(ctx, func(tx *sqlx.Tx) error {
+	// committing: the last try's work is done and its COMMIT was sent, so a
+	// failure whose outcome is unknown is the COMMIT's: resolved by the
+	// rows' submit tokens (resolveCommit), never guessed.
+	committing := false
+	err = s.write(ctx, func(tx *sqlx.Tx) error {
+		committing = false
 		for i, dt := range tasks {
 			*dt.Task = given[i]
 		}
@@ -164,7 +176,7 @@ func (s *Store) InsertDependent(ctx context.Context, tasks []DependentTask, now 
 			if blocked {
 				t.State, t.ExecuteTimes, t.LeaseOwner, t.LeaseUntil = StateBlocked, 0, "", 0
 			}
-			if err := s.InsertToken(ctx, tx, t, NewSubmitToken()); err != nil {
+			if err := s.InsertToken(ctx, tx, t, tokens[i]); err != nil {
 				return err
 			}
 			for _, u := range dt.After {
@@ -176,12 +188,22 @@ func (s *Store) InsertDependent(ctx context.Context, tasks []DependentTask, now 
 				nEdges++
 			}
 		}
-		if nEdges == 0 {
-			return nil
+		if nEdges > 0 {
+			if _, err := tx.ExecContext(ctx, s.sql.InsertDeps(nEdges), edges...); err != nil {
+				return err
+			}
 		}
-		_, err := tx.ExecContext(ctx, s.sql.InsertDeps(nEdges), edges...)
-		return err
+		committing = true
+		return nil
 	})
+	if err != nil && committing && !s.OutcomeKnown(err) {
+		ids, rerr := s.resolveCommit(ctx, tokens, err) // group_resolve.go
+		for i, id := range ids {
+			tasks[i].Task.ID = id
+		}
+		return rerr
+	}
+	return err
 }
 
 // submitOrder checks the AfterCalls of tasks and returns an order in which

@@ -73,7 +73,10 @@ func (s *Store) RequeueRecorded(ctx context.Context, id int64, reason, who strin
 // in the operator trail (who, when, why, the new task). A task requeued
 // before is refused with ErrAlreadyRequeued (requeue its newest task
 // instead); another state with a TransitionError; an unknown id with
-// ErrNotFound.
+// ErrNotFound. A COMMIT whose answer is lost is resolved by the new row's
+// submit token: the new id if the requeue was committed, the COMMIT's error
+// if not, *UnresolvedError if the database could not be reached to tell
+// before ctx's deadline (and at least SubmitResolveFloor).
 func (s *Store) RequeueAsNew(ctx context.Context, id int64, reason, who string, now Millis) (int64, error) {
 	if err := CheckOperatorText("requeue reason", reason); err != nil {
 		return 0, err
@@ -81,8 +84,13 @@ func (s *Store) RequeueAsNew(ctx context.Context, id int64, reason, who string, 
 	who = operatorName(who)
 	var newID int64
 	found := false
+	// committing: the try's work is done and its COMMIT sent; a failure
+	// whose outcome is unknown is the COMMIT's, resolved by the new row's
+	// submit token (resolveCommit).
+	committing := false
+	token := NewSubmitToken()
 	err := s.write(ctx, func(tx *sqlx.Tx) error {
-		newID, found = 0, false
+		newID, found, committing = 0, false, false
 		var old Task
 		if err := tx.GetContext(ctx, &old, s.sql.RequeueSource, id); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
@@ -99,7 +107,7 @@ func (s *Store) RequeueAsNew(ctx context.Context, id int64, reason, who string, 
 		if blocked {
 			fresh.State = StateBlocked
 		}
-		if err := s.InsertToken(ctx, tx, fresh, NewSubmitToken()); err != nil {
+		if err := s.InsertToken(ctx, tx, fresh, token); err != nil {
 			return err
 		}
 		if err := s.insertRequeueEdges(ctx, tx, fresh.ID, deps, now); err != nil {
@@ -119,8 +127,19 @@ func (s *Store) RequeueAsNew(ctx context.Context, id int64, reason, who string, 
 		if err := s.unskipDownstream(ctx, tx, id, fresh.ID, now); err != nil {
 			return err
 		}
-		return s.insertAction(ctx, tx, OperatorAction{TaskPK: id, Action: ActionRequeue, Operator: who, Reason: reason, At: now, OtherTask: sql.NullInt64{Int64: fresh.ID, Valid: true}})
+		if err := s.insertAction(ctx, tx, OperatorAction{TaskPK: id, Action: ActionRequeue, Operator: who, Reason: reason, At: now, OtherTask: sql.NullInt64{Int64: fresh.ID, Valid: true}}); err != nil {
+			return err
+		}
+		committing = true
+		return nil
 	})
+	if err != nil && committing && !s.OutcomeKnown(err) {
+		ids, rerr := s.resolveCommit(ctx, [][]byte{token}, err) // group_resolve.go
+		if rerr != nil {
+			return 0, rerr
+		}
+		return ids[0], nil
+	}
 	if errors.Is(err, errRequeueRaced) {
 		err, found = nil, false
 	}

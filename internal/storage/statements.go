@@ -39,6 +39,10 @@ type Statements struct {
 	// neither leased nor held: arguments owner, lease_until, now (the
 	// claim's SET), then id, state, now (due by), now (lease ended by).
 	ClaimByID string
+	// ClaimSubmitted leases the due, pending, unleased row without an order
+	// key that one submit wrote: arguments owner, lease_until, now (the
+	// claim's SET), then id, submit token, now (due by), now (lease ended by).
+	ClaimSubmitted string
 	// ClaimTake leases one candidate still as read: arguments owner,
 	// lease_until, now (the claim's SET), then id, task_status,
 	// execute_times (as read), due by, now (lease ended by).

@@ -126,8 +126,9 @@ var statements = &storage.Statements{
 		return "INSERT INTO argo_task_attempt (" + attemptColumns + ") VALUES " + strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?), ", n), ", ")
 	},
 
-	ClaimByID: "UPDATE " + byID + " SET " + claimSet + " WHERE id = ? AND task_status = ? AND execute_time <= ? AND lease_until <= ?",
-	ClaimTake: ClaimTake,
+	ClaimByID:      "UPDATE " + byID + " SET " + claimSet + " WHERE id = ? AND task_status = ? AND execute_time <= ? AND lease_until <= ?",
+	ClaimSubmitted: "UPDATE " + byID + " SET " + claimSet + " WHERE id = ? AND submit_token = ? AND task_status = " + pending + " AND order_key IS NULL AND execute_time <= ? AND lease_until <= ?",
+	ClaimTake:      ClaimTake,
 
 	FinishUpdate: FinishUpdate,
 	Rescue:       "UPDATE " + byID + " SET task_status = ?, execute_time = ?, error_msg = ?, lease_owner = '', lease_until = 0, gmt_modified = ?" + fence + " AND lease_until = ?",

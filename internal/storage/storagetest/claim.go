@@ -21,6 +21,7 @@ func claimCases() []testCase {
 		{"RacingClaimersWinEachRowOnce", claimRacing},
 		{"FenceSkipsRowChangedSinceRead", claimFence},
 		{"ByIDTakesOnlyClaimableRows", claimByIDOnlyClaimable},
+		{"SubmittedTakesOnlyItsOwnRow", claimSubmittedOnlyItsOwnRow},
 	}
 }
 
