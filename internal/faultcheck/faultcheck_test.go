@@ -167,6 +167,18 @@ func TestFaultCheckMariaDB(t *testing.T) {
 // a node; the leases are those a node's crash needs (docs/deployment.md).
 func TestFaultCheckGalera(t *testing.T) {
 	s := loadSettings(t, 60*time.Second)
+	if *flagExpect == "" && os.Getenv("FAULTCHECK_EXPECT") == "" {
+		for _, inv := range GaleraExpected {
+			s.expect[inv] = true
+		}
+		t.Logf("faultcheck galera: %v logged, not failed (GaleraExpected)", GaleraExpected)
+	}
+	if *flagFeatures == "" && os.Getenv("FAULTCHECK_FEATURES") == "" {
+		for _, f := range GaleraOff {
+			delete(s.features, f)
+		}
+		t.Logf("faultcheck galera: features %v left out (GaleraOff)", GaleraOff)
+	}
 	var g *testdb.Galera
 	if s.faults[FaultServer] {
 		g = testdb.DisruptGaleraCluster(t)

@@ -41,7 +41,11 @@ var AllFeatures = []string{FeatureBasic, FeatureFlow, FeatureOperator, FeatureTx
 // DefaultFeatures is what make test runs: every feature whose breaks are
 // fixed. The ones off by default are named in KnownBreaks with the break
 // they find, or are too heavy for make test (bigsubmit).
-var DefaultFeatures = []string{FeatureBasic, FeatureOrder, FeatureFlow, FeatureOperator, FeatureOrderTx, FeatureOrderFlow, FeatureRetryAfter, FeatureTxRollback}
+var DefaultFeatures = []string{FeatureBasic, FeatureOrder, FeatureFlow, FeatureOperator, FeatureOrderTx, FeatureOrderFlow, FeatureRetryAfter, FeatureTxRollback, FeatureDeps}
+
+// GaleraOff lists the default features left out on the Galera cluster
+// (KnownBreaks says what each finds there).
+var GaleraOff = []string{FeatureDeps}
 
 // FixedBreaks names, for each switch turned on by default once its break of
 // issue #22 was fixed, the break it found while it was not: reverting that
@@ -60,7 +64,8 @@ var FixedBreaks = map[string]string{
 // KnownBreaks names, for each switch (feature or fault) off by default, the
 // break it finds that is not fixed yet.
 var KnownBreaks = map[string]string{
-	FeatureDeps: "#22 break 3 (dependent task blocked for ever): invariant dependents-terminal / terminal; also, not listed in #22: on Galera one attempt of a task ran on two instances (invariant exec-once)",
+	// On by default except on Galera (GaleraOff): break 3 is fixed.
+	FeatureDeps: "on Galera only, not listed in #22: one attempt of a task ran on two instances 110 ms apart (invariant exec-once), about 1 run in 40 with +deps (seed 84), cause not found (docs/faultcheck.md)",
 }
 
 // ParseFeatures parses a comma-separated list; "all" is every feature,
