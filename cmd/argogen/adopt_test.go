@@ -91,6 +91,17 @@ func TestReadmeAdoption(t *testing.T) {
 	}
 	steps := readReadmeSteps(t, filepath.Join(root, "README.md"))
 	dir := t.TempDir()
+	// The steps run offline, from the module cache. A new module that
+	// requires argo loads argo's whole module graph, go.mod files of
+	// versions argo's own (pruned) builds never read among them (go-logr's
+	// v1.2.2, required by stdr): whether they were in the cache depended on
+	// which package's tests ran first. Loading the graph here, as a
+	// newcomer's first go command would, puts them there.
+	graph := exec.Command("go", "mod", "graph")
+	graph.Dir = root
+	if out, err := graph.CombinedOutput(); err != nil {
+		t.Fatalf("go mod graph in %s (fills the module cache for the offline steps): %v\n%s", root, err, out)
+	}
 	env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOSUMDB=off", "GOWORK=off")
 
 	filesWritten, ranProgram, ranStats := false, false, false
