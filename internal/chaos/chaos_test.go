@@ -371,11 +371,18 @@ func (f *feeder) run(ctx context.Context, total, backlog int) error {
 		if n := min((backlog-open)/batch, 4); n > 0 {
 			var wg sync.WaitGroup
 			errs := make(chan error, n)
+			// The batches of this round share what is left to submit: each
+			// computing it from submitted(), which the others have not
+			// raised yet, submitted up to n-1 batches too many at the end,
+			// and the test then stopped at `total` succeeded with the extra
+			// tasks still unfinished.
+			left := total - f.submitted()
 			for range n {
-				k := min(batch, total-f.submitted())
+				k := min(batch, left)
 				if k <= 0 {
 					break
 				}
+				left -= k
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
