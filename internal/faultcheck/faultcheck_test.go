@@ -238,20 +238,22 @@ func (p *proc) exited(timeout time.Duration) bool {
 
 // driver runs one check.
 type driver struct {
-	t        *testing.T
-	tg       target
-	s        settings
-	dir      string
-	bin      string
-	until    time.Time
-	mu       sync.Mutex
-	all      []*proc
-	live     []*proc
-	died     map[string]time.Time
-	cutOff   map[string]bool
-	done     []Fault
-	cleanly  map[*proc]bool // stopped by SIGTERM on purpose
-	restarts int            // workers started again after runtime.Start failed
+	t      *testing.T
+	tg     target
+	s      settings
+	dir    string
+	bin    string
+	until  time.Time
+	mu     sync.Mutex
+	all    []*proc
+	live   []*proc
+	died   map[string]time.Time
+	cutOff map[string]bool
+	// partitioned: the instances a partition cut off (Input.Partitioned).
+	partitioned map[string]bool
+	done        []Fault
+	cleanly     map[*proc]bool // stopped by SIGTERM on purpose
+	restarts    int            // workers started again after runtime.Start failed
 }
 
 func runTarget(t *testing.T, tg target) {
@@ -280,7 +282,7 @@ func runTarget(t *testing.T, tg target) {
 	if tg.setup != nil {
 		tg.setup(t, ctx, db, s)
 	}
-	d := &driver{t: t, tg: tg, s: s, dir: keepDir(t, "histories"), died: map[string]time.Time{}, cutOff: map[string]bool{}, cleanly: map[*proc]bool{}}
+	d := &driver{t: t, tg: tg, s: s, dir: keepDir(t, "histories"), died: map[string]time.Time{}, cutOff: map[string]bool{}, partitioned: map[string]bool{}, cleanly: map[*proc]bool{}}
 	d.bin = workerproc.Build(t, d.dir, "./faultworker", "faultworker")
 	t.Cleanup(d.killAll)
 
@@ -346,7 +348,7 @@ func runTarget(t *testing.T, tg target) {
 	instances := readInstances(ctx, db)
 	d.stopAll()
 
-	in := Input{Died: d.died, CutOff: d.cutOff}
+	in := Input{Died: d.died, CutOff: d.cutOff, Partitioned: d.partitioned}
 	if in.Records, err = ReadHistories(d.dir); err != nil {
 		t.Fatal(err)
 	}
@@ -521,6 +523,7 @@ func (d *driver) fault(f Fault) {
 	case FaultPartition:
 		p := d.tg.proxies[f.Slot]
 		d.cutOff[d.live[f.Slot].id] = true
+		d.partitioned[d.live[f.Slot].id] = true
 		d.partition(p, f.Mode, true)
 		d.sleepUntil(time.Now().Add(f.Dur))
 		d.partition(p, f.Mode, false)

@@ -104,6 +104,12 @@ type Input struct {
 	// lost an answer to a claim: an attempt charged to them and never run
 	// is #22 break 8, not a kill.
 	CutOff map[string]bool
+	// Partitioned lists the instances cut off from the database by a
+	// partition: a row one of them claimed whose lease lapsed before its
+	// function started could not be given back while it was cut off, and the
+	// rescuer charges it (docs/semantics.md, "A lost COMMIT answer": not
+	// guaranteed), so an attempt charged to them and never run is allowed.
+	Partitioned map[string]bool
 }
 
 // diedAll reports whether every one of insts died without a clean exit.
@@ -384,6 +390,9 @@ func Check(in Input) []Violation {
 			continue
 		}
 		if _, died := in.Died[a.Worker]; died {
+			continue
+		}
+		if in.Partitioned[a.Worker] {
 			continue
 		}
 		bad(InvChargedUnrun, "task %d attempt %d: charged to %s as lease_expired, never started, and that process was not killed%s",

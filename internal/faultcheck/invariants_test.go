@@ -242,3 +242,26 @@ func TestCheckFallbackRunAgain(t *testing.T) {
 		t.Errorf("two overlapping runs of a fallback: %v, want attempt-overlap", vs)
 	}
 }
+
+// An attempt charged (lease_expired) that never ran is allowed to an
+// instance a partition cut off (it could not give the row back), not to one
+// that only lost a claim's answer (break 8's give-back must have run).
+func TestCheckChargedUnrunAfterPartition(t *testing.T) {
+	build := func(partitioned bool) Input {
+		h := newHistory()
+		h.call("0-0-0", 1, TaskOnce, runtime.StateSucceeded, 2, 0, nil)
+		h.exec(1, 2, "w1.0", 3000, 3010, OutOK)
+		h.in.Attempts = []AttemptRow{{Task: 1, Attempt: 1, Outcome: runtime.OutcomeLeaseExpired, Worker: "w0.0"}}
+		h.in.CutOff["w0.0"] = true
+		if partitioned {
+			h.in.Partitioned = map[string]bool{"w0.0": true}
+		}
+		return h.in
+	}
+	if vs := invariants(Check(build(true))); vs[InvChargedUnrun] > 0 {
+		t.Errorf("charged to an instance a partition cut off: %v, want no charged-unrun", vs)
+	}
+	if vs := invariants(Check(build(false))); vs[InvChargedUnrun] == 0 {
+		t.Errorf("charged to an instance that only lost a claim's answer: %v, want charged-unrun", vs)
+	}
+}
