@@ -167,18 +167,6 @@ func TestFaultCheckMariaDB(t *testing.T) {
 // a node; the leases are those a node's crash needs (docs/deployment.md).
 func TestFaultCheckGalera(t *testing.T) {
 	s := loadSettings(t, 60*time.Second)
-	if *flagExpect == "" && os.Getenv("FAULTCHECK_EXPECT") == "" {
-		for _, inv := range GaleraExpected {
-			s.expect[inv] = true
-		}
-		t.Logf("faultcheck galera: %v logged, not failed (GaleraExpected)", GaleraExpected)
-	}
-	if *flagFeatures == "" && os.Getenv("FAULTCHECK_FEATURES") == "" {
-		for _, f := range GaleraOff {
-			delete(s.features, f)
-		}
-		t.Logf("faultcheck galera: features %v left out (GaleraOff)", GaleraOff)
-	}
 	var g *testdb.Galera
 	if s.faults[FaultServer] {
 		g = testdb.DisruptGaleraCluster(t)
@@ -258,6 +246,20 @@ type driver struct {
 
 func runTarget(t *testing.T, tg target) {
 	s := loadSettings(t, tg.bound)
+	if tg.engine == "galera" {
+		if *flagExpect == "" && os.Getenv("FAULTCHECK_EXPECT") == "" {
+			for _, inv := range GaleraExpected {
+				s.expect[inv] = true
+			}
+			t.Logf("faultcheck galera: %v logged, not failed (GaleraExpected)", GaleraExpected)
+		}
+		if *flagFeatures == "" && os.Getenv("FAULTCHECK_FEATURES") == "" {
+			for _, f := range GaleraOff {
+				delete(s.features, f)
+			}
+			t.Logf("faultcheck galera: features %v left out (GaleraOff)", GaleraOff)
+		}
+	}
 	run := Run{Engine: tg.engine, Seed: s.seed, Duration: s.duration, Bound: s.bound, Features: s.features, Faults: s.faults, Slots: tg.slots}
 	var expect []string
 	for inv := range s.expect {

@@ -668,11 +668,17 @@ func clockOr(t time.Time, none string) string {
 }
 
 // fallbackRunAgain reports whether a fallback run s may be followed by
-// another run of the same fallback: its process was killed, or its context
-// ended (its lease lost, or Stop gave it back) before it returned.
+// another run of the same fallback: a fallback has no attempt number of its
+// own, and one whose outcome was not recorded (its process killed, its
+// context ended, Stop unable to write it through an outage) is run again
+// by whichever instance takes the task next. Any run that ended, or whose
+// process died, may be followed by another; overlapping runs are still
+// attempt-overlap. (Telling a re-run after an unrecorded outcome from a
+// second claim of a recorded one needs the fallback's history row: not
+// read yet.)
 func fallbackRunAgain(in Input, s *span) bool {
 	if _, died := in.Died[s.inst]; died {
 		return true
 	}
-	return s.out == OutCancelled
+	return !s.end.IsZero()
 }
