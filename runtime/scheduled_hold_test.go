@@ -104,9 +104,15 @@ func checkOnTime(t *testing.T, late []time.Duration) {
 	t.Helper()
 	desc, lo, p50, hi := lateness(late)
 	t.Logf("scheduled-call lateness: %s", desc)
-	if lo < -5*time.Millisecond || hi >= scheduledOnTime || p50 >= scheduledMedianOnTime {
-		t.Fatalf("scheduled calls started between %v and %v (median %v) after their due time, want within [-5ms, %v), median below %v: %s",
-			lo, hi, p50, scheduledOnTime, scheduledMedianOnTime, desc)
+	// Starts and due times are read on the runtime's database-corrected
+	// clock, whose offset every heartbeat reads again within half a round
+	// trip: on a loaded 2-core machine under -race that moved by up to
+	// ~12 ms between the hold's decision and the start's reading (a CI run:
+	// min -11.5 ms on SQLite), so "early" is allowed that much.
+	const early = -25 * time.Millisecond
+	if lo < early || hi >= scheduledOnTime || p50 >= scheduledMedianOnTime {
+		t.Fatalf("scheduled calls started between %v and %v (median %v) after their due time, want within [%v, %v), median below %v: %s",
+			lo, hi, p50, early, scheduledOnTime, scheduledMedianOnTime, desc)
 	}
 }
 
