@@ -67,11 +67,13 @@ type BlockedSweeperConfig struct {
 // (A change of the role's holder adds up to its TTL.) It costs one read
 // of at most Batch blocked rows and their edges per batch, and nothing per
 // task without dependencies.
+//
+// Start runs a pass now (if it may) and then once per Interval until
+// Stop; Wake runs one at once (the periodic runner).
 type BlockedSweeper struct {
+	periodic
 	cfg    BlockedSweeperConfig
 	store  blockedStore
-	life   lifecycle
-	wake   chan struct{}
 	cursor storage.BlockedCursor // the loop's own
 }
 
@@ -98,38 +100,9 @@ func NewBlockedSweeper(store blockedStore, cfg BlockedSweeperConfig) *BlockedSwe
 	if cfg.Leading == nil {
 		cfg.Leading = func() bool { return true }
 	}
-	return &BlockedSweeper{cfg: cfg, store: store, life: lifecycle{name: "blocked sweeper"}, wake: make(chan struct{}, 1)}
-}
-
-// Start runs a pass now (if it may) and then once per Interval, until Stop.
-func (b *BlockedSweeper) Start(ctx context.Context) error {
-	_, err := b.life.start(ctx, b.loop)
-	return err
-}
-
-// Stop ends the sweeper, waiting until ctx ends.
-func (b *BlockedSweeper) Stop(ctx context.Context) error {
-	_, err := b.life.stop(ctx)
-	return err
-}
-
-// Wake makes the sweeper run a pass at once (the role was just taken).
-func (b *BlockedSweeper) Wake() {
-	select {
-	case b.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (b *BlockedSweeper) loop(ctx context.Context) {
-	for {
-		if b.cfg.Leading() {
-			b.pass(ctx)
-		}
-		if !sleep(ctx, b.cfg.Interval, b.wake) {
-			return
-		}
-	}
+	b := &BlockedSweeper{cfg: cfg, store: store}
+	b.periodic = newPeriodic("blocked sweeper", cfg.Interval, cfg.Leading, func(ctx context.Context) { b.pass(ctx) })
+	return b
 }
 
 // pass reads up to Batches batches from the cursor and settles what it

@@ -14,5 +14,9 @@
 // and callbacks for what it hands back to the runtime. No service knows the
 // runtime. Start runs the service until Stop, or until Start's context
 // ends; Stop waits for its goroutines within Stop's context. Both are safe
-// to call more than once; a stopped service does not start again.
+// to call more than once; a stopped service does not start again. The
+// services that run a pass on a tick (the rescuer, the orphan flagger, the
+// purger, the blocked sweeper) embed one runner, periodic, which gives
+// them Start, Stop and Wake; lifecycle is what every service's Start and
+// Stop are built on.
 package maintenance

@@ -14,13 +14,14 @@ import (
 func everyService(st *storage.Store) map[string]service {
 	fast := 10 * time.Millisecond
 	return map[string]service{
-		"Completer":     NewCompleter(st, CompleterConfig{}),
-		"HeldRetries":   NewHeldRetries(st, HeldRetriesConfig[int]{Owner: "me", Hold: time.Second, Run: func(*storage.Task, int, time.Time) {}}),
-		"Heartbeater":   NewHeartbeater(st, HeartbeaterConfig{ID: "me", Interval: fast}),
-		"Elector":       NewElector(st, ElectorConfig{Holder: "me", Interval: fast}),
-		"Rescuer":       NewRescuer(st, RescuerConfig{Interval: fast}),
-		"OrphanFlagger": NewOrphanFlagger(st, OrphanFlaggerConfig{Interval: fast}),
-		"Purger":        NewPurger(st, PurgerConfig{Retention: time.Hour, CheckInterval: fast}),
+		"Completer":      NewCompleter(st, CompleterConfig{}),
+		"HeldRetries":    NewHeldRetries(st, HeldRetriesConfig[int]{Owner: "me", Hold: time.Second, Run: func(*storage.Task, int, time.Time) {}}),
+		"Heartbeater":    NewHeartbeater(st, HeartbeaterConfig{ID: "me", Interval: fast}),
+		"Elector":        NewElector(st, ElectorConfig{Holder: "me", Interval: fast}),
+		"Rescuer":        NewRescuer(st, RescuerConfig{Interval: fast}),
+		"OrphanFlagger":  NewOrphanFlagger(st, OrphanFlaggerConfig{Interval: fast}),
+		"Purger":         NewPurger(st, PurgerConfig{Retention: time.Hour, CheckInterval: fast}),
+		"BlockedSweeper": NewBlockedSweeper(st, BlockedSweeperConfig{Interval: fast}),
 	}
 }
 

@@ -54,11 +54,13 @@ type OrphanFlaggerConfig struct {
 // OrphanFlagger marks due tasks that no live instance has a handler for,
 // so that their rows say why they wait. Claims only take registered names,
 // so such tasks are never run, given back or counted: they simply wait.
+//
+// Start flags now (if it may) and then once per Interval until Stop;
+// Wake makes it look at once (the periodic runner).
 type OrphanFlagger struct {
+	periodic
 	cfg   OrphanFlaggerConfig
 	store orphanStore
-	life  lifecycle
-	wake  chan struct{}
 }
 
 // NewOrphanFlagger returns an orphan flagger over store.
@@ -87,38 +89,9 @@ func NewOrphanFlagger(store orphanStore, cfg OrphanFlaggerConfig) *OrphanFlagger
 	if cfg.Failed == nil {
 		cfg.Failed = func(string, error) {}
 	}
-	return &OrphanFlagger{cfg: cfg, store: store, life: lifecycle{name: "orphan flagger"}, wake: make(chan struct{}, 1)}
-}
-
-// Start flags now and every Interval until Stop.
-func (o *OrphanFlagger) Start(ctx context.Context) error {
-	_, err := o.life.start(ctx, o.loop)
-	return err
-}
-
-// Stop ends the flagger, waiting until ctx ends.
-func (o *OrphanFlagger) Stop(ctx context.Context) error {
-	_, err := o.life.stop(ctx)
-	return err
-}
-
-// Wake makes the flagger look at once (the role was just taken).
-func (o *OrphanFlagger) Wake() {
-	select {
-	case o.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (o *OrphanFlagger) loop(ctx context.Context) {
-	for {
-		if o.cfg.Leading() {
-			o.flag(ctx)
-		}
-		if !sleep(ctx, o.cfg.Interval, o.wake) {
-			return
-		}
-	}
+	o := &OrphanFlagger{cfg: cfg, store: store}
+	o.periodic = newPeriodic("orphan flagger", cfg.Interval, cfg.Leading, func(ctx context.Context) { o.flag(ctx) })
+	return o
 }
 
 // flag flags one batch and returns the names of the rows it flagged.

@@ -50,12 +50,12 @@ type PurgerConfig struct {
 // Purger deletes succeeded, recovered and discarded rows (and their
 // attempt rows) older than Retention, in batches of Batch with PurgerPause
 // between them, at most once per Interval, on the instance that holds the
-// maintenance role.
+// maintenance role. It asks whether it may every CheckInterval, and Wake
+// makes it ask at once (the periodic runner).
 type Purger struct {
+	periodic
 	cfg   PurgerConfig
 	store purgeStore
-	life  lifecycle
-	wake  chan struct{}
 }
 
 // NewPurger returns a purger over store.
@@ -78,7 +78,10 @@ func NewPurger(store purgeStore, cfg PurgerConfig) *Purger {
 	if cfg.Leading == nil {
 		cfg.Leading = func() bool { return true }
 	}
-	return &Purger{cfg: cfg, store: store, life: lifecycle{name: "purger"}, wake: make(chan struct{}, 1)}
+	p := &Purger{cfg: cfg, store: store}
+	p.periodic = newPeriodic("purger", cfg.CheckInterval, cfg.Leading, func(ctx context.Context) { p.purge(ctx) })
+	p.every = cfg.Interval
+	return p
 }
 
 // Start purges now (if it may) and then once per Interval, until Stop.
@@ -87,35 +90,7 @@ func (p *Purger) Start(ctx context.Context) error {
 	if p.cfg.Retention <= 0 {
 		return nil
 	}
-	_, err := p.life.start(ctx, p.loop)
-	return err
-}
-
-// Stop ends the purger, waiting until ctx ends.
-func (p *Purger) Stop(ctx context.Context) error {
-	_, err := p.life.stop(ctx)
-	return err
-}
-
-// Wake makes the purger check at once (the role was just taken).
-func (p *Purger) Wake() {
-	select {
-	case p.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (p *Purger) loop(ctx context.Context) {
-	var last time.Time // local clock: only the interval matters
-	for {
-		if p.cfg.Leading() && (last.IsZero() || time.Since(last) >= p.cfg.Interval) {
-			last = time.Now()
-			p.purge(ctx)
-		}
-		if !sleep(ctx, p.cfg.CheckInterval, p.wake) {
-			return
-		}
-	}
+	return p.periodic.Start(ctx)
 }
 
 // purge deletes what is past retention and returns how many rows it deleted.

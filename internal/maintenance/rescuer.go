@@ -84,11 +84,14 @@ type RescuerConfig struct {
 // Right after an outage every lease looks expired, only because nobody
 // could renew it: the rescuer waits Settle (a LeaseDuration) after the
 // database answers again, so that live instances renew first (Settled).
+//
+// Start looks now (if it may and the database has settled) and then once
+// per Interval until Stop; Wake makes it look at once (the periodic
+// runner).
 type Rescuer struct {
+	periodic
 	cfg   RescuerConfig
 	store rescueStore
-	life  lifecycle
-	wake  chan struct{}
 }
 
 // NewRescuer returns a rescuer over store.
@@ -120,31 +123,13 @@ func NewRescuer(store rescueStore, cfg RescuerConfig) *Rescuer {
 	if cfg.Failed == nil {
 		cfg.Failed = func(string, error) {}
 	}
-	return &Rescuer{cfg: cfg, store: store, life: lifecycle{name: "rescuer"}, wake: make(chan struct{}, 1)}
-}
-
-// Start looks for expired leases now and every Interval until Stop.
-func (r *Rescuer) Start(ctx context.Context) error {
-	_, err := r.life.start(ctx, r.loop)
-	return err
-}
-
-// Stop ends the rescuer, waiting until ctx ends.
-func (r *Rescuer) Stop(ctx context.Context) error {
-	_, err := r.life.stop(ctx)
-	return err
+	r := &Rescuer{cfg: cfg, store: store}
+	r.periodic = newPeriodic("rescuer", cfg.Interval, func() bool { return cfg.Leading() && r.Settled() }, func(ctx context.Context) { r.rescue(ctx) })
+	return r
 }
 
 // Grace is how long after a lease ended it is taken back (RescuerConfig.Grace).
 func (r *Rescuer) Grace() time.Duration { return r.cfg.Grace }
-
-// Wake makes the rescuer look at once (the role was just taken).
-func (r *Rescuer) Wake() {
-	select {
-	case r.wake <- struct{}{}:
-	default:
-	}
-}
 
 // Settled reports whether the database answers and has for at least Settle
 // since the last outage that lasted long enough to lapse leases (true if
@@ -153,17 +138,6 @@ func (r *Rescuer) Wake() {
 func (r *Rescuer) Settled() bool {
 	up, since := r.cfg.UpSince()
 	return up && (since.IsZero() || time.Since(since) >= r.cfg.Settle)
-}
-
-func (r *Rescuer) loop(ctx context.Context) {
-	for {
-		if r.cfg.Leading() && r.Settled() {
-			r.rescue(ctx)
-		}
-		if !sleep(ctx, r.cfg.Interval, r.wake) {
-			return
-		}
-	}
 }
 
 // rescue takes back every expired lease, a batch at a time, and returns
