@@ -5,7 +5,7 @@
 // above the baseline; counts are of the client's own requests, so a slow or
 // loaded machine does not change them (docs/performance.md, "The cost gate").
 //
-// Two counters feed the same Counts: on SQLite a database/sql driver
+// Two counters feed the same Counts: on SQLite sqlcount's database/sql driver
 // wrapper sees each statement, BEGIN and COMMIT; on MySQL a dialer wrapper
 // reads the client's side of the wire protocol, so it sees exactly what the
 // server is sent — a multi-statement query (the one-trip path) is one round

@@ -102,18 +102,23 @@ func (c *Counter) add(key string, d time.Duration) {
 	c.mu.Unlock()
 }
 
-func (c *Counter) stmt(query string, args []driver.NamedValue, d time.Duration) {
+// observe counts one event of a wrapped connection (Connector).
+func (c *Counter) observe(e Event) {
+	if e.Kind != KindStatement {
+		c.add(string(e.Kind), e.Took)
+		return
+	}
 	c.mu.Lock()
-	k := Classify(query)
+	k := Classify(e.Query)
 	c.n[k]++
-	c.t[k] += d
+	c.t[k] += e.Took
 	for m, st := range c.capture {
-		if st == nil && strings.Contains(query, m) {
-			vals := make([]driver.Value, len(args))
-			for i, a := range args {
+		if st == nil && strings.Contains(e.Query, m) {
+			vals := make([]driver.Value, len(e.Args))
+			for i, a := range e.Args {
 				vals[i] = a.Value
 			}
-			c.capture[m] = &Statement{Query: query, Args: vals}
+			c.capture[m] = &Statement{Query: e.Query, Args: vals}
 		}
 	}
 	c.mu.Unlock()
@@ -151,7 +156,40 @@ func Classify(query string) string {
 
 // Connector wraps base so that every connection counts into c.
 func Connector(base driver.Connector, c *Counter) driver.Connector {
-	return &connector{base: base, c: c}
+	return Observe(base, func() func(Event) { return c.observe })
+}
+
+// EventKind is what a wrapped connection did.
+type EventKind string
+
+// The kinds of Event.
+const (
+	KindStatement EventKind = ""         // a statement ran (Query, Args)
+	KindPrepare   EventKind = "PREPARE"  // a statement was prepared (Query); its runs are statements
+	KindBegin     EventKind = "BEGIN"    // a transaction began
+	KindCommit    EventKind = "COMMIT"   // a transaction was committed
+	KindRollback  EventKind = "ROLLBACK" // a transaction was rolled back
+)
+
+// Event is one request a wrapped connection made of its driver, reported
+// once the driver answered (also when it failed; not when it answered
+// driver.ErrSkip, for database/sql then asks again another way).
+type Event struct {
+	Kind  EventKind
+	Query string              // the statement's text (KindStatement, KindPrepare)
+	Args  []driver.NamedValue // the statement's arguments (KindStatement)
+	Took  time.Duration       // how long the driver took
+	Err   error               // what the driver returned
+}
+
+// Observe wraps base so that each connection it opens reports every
+// request to the function that open returns for that connection (called
+// once per connection, as it opens: per-connection state, such as whether
+// a transaction is open, lives in its closure). The function is called on
+// the goroutine using the connection; database/sql uses one connection
+// from one goroutine at a time. Connector is Observe with a Counter.
+func Observe(base driver.Connector, open func() func(Event)) driver.Connector {
+	return &connector{base: base, open: open}
 }
 
 // DSNConnector makes a Connector of a driver that has no OpenConnector.
@@ -174,7 +212,7 @@ func (d dsnConnector) Driver() driver.Driver                        { return d.d
 
 type connector struct {
 	base driver.Connector
-	c    *Counter
+	open func() func(Event)
 }
 
 func (cn *connector) Connect(ctx context.Context) (driver.Conn, error) {
@@ -182,14 +220,14 @@ func (cn *connector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &conn{Conn: bc, c: cn.c}, nil
+	return &conn{Conn: bc, see: cn.open()}, nil
 }
 
 func (cn *connector) Driver() driver.Driver { return cn.base.Driver() }
 
 type conn struct {
 	driver.Conn
-	c *Counter
+	see func(Event)
 }
 
 func (w *conn) Prepare(query string) (driver.Stmt, error) {
@@ -205,11 +243,11 @@ func (w *conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, e
 	} else {
 		st, err = w.Conn.Prepare(query)
 	}
-	w.c.add("PREPARE", time.Since(start))
+	w.see(Event{Kind: KindPrepare, Query: query, Took: time.Since(start), Err: err})
 	if err != nil {
 		return nil, err
 	}
-	return &stmt{Stmt: st, c: w.c, query: query}, nil
+	return &stmt{Stmt: st, see: w.see, query: query}, nil
 }
 
 func (w *conn) Begin() (driver.Tx, error) {
@@ -225,11 +263,11 @@ func (w *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 	} else {
 		tx, err = w.Conn.Begin() //nolint:staticcheck // fallback for old drivers
 	}
-	w.c.add("BEGIN", time.Since(start))
+	w.see(Event{Kind: KindBegin, Took: time.Since(start), Err: err})
 	if err != nil {
 		return nil, err
 	}
-	return &txw{Tx: tx, c: w.c}, nil
+	return &txw{Tx: tx, see: w.see}, nil
 }
 
 func (w *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
@@ -242,7 +280,7 @@ func (w *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 	if errors.Is(err, driver.ErrSkip) {
 		return nil, err // database/sql prepares instead; the stmt counts it
 	}
-	w.c.stmt(query, args, time.Since(start))
+	w.see(Event{Query: query, Args: args, Took: time.Since(start), Err: err})
 	return res, err
 }
 
@@ -256,7 +294,7 @@ func (w *conn) QueryContext(ctx context.Context, query string, args []driver.Nam
 	if errors.Is(err, driver.ErrSkip) {
 		return nil, err
 	}
-	w.c.stmt(query, args, time.Since(start))
+	w.see(Event{Query: query, Args: args, Took: time.Since(start), Err: err})
 	return rows, err
 }
 
@@ -290,7 +328,7 @@ func (w *conn) CheckNamedValue(nv *driver.NamedValue) error {
 
 type stmt struct {
 	driver.Stmt
-	c     *Counter
+	see   func(Event)
 	query string
 }
 
@@ -307,7 +345,7 @@ func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (drive
 		}
 		res, err = s.Stmt.Exec(vals) //nolint:staticcheck // fallback for old drivers
 	}
-	s.c.stmt(s.query, args, time.Since(start))
+	s.see(Event{Query: s.query, Args: args, Took: time.Since(start), Err: err})
 	return res, err
 }
 
@@ -324,7 +362,7 @@ func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driv
 		}
 		rows, err = s.Stmt.Query(vals) //nolint:staticcheck // fallback for old drivers
 	}
-	s.c.stmt(s.query, args, time.Since(start))
+	s.see(Event{Query: s.query, Args: args, Took: time.Since(start), Err: err})
 	return rows, err
 }
 
@@ -337,19 +375,19 @@ func (s *stmt) CheckNamedValue(nv *driver.NamedValue) error {
 
 type txw struct {
 	driver.Tx
-	c *Counter
+	see func(Event)
 }
 
 func (t *txw) Commit() error {
 	start := time.Now()
 	err := t.Tx.Commit()
-	t.c.add("COMMIT", time.Since(start))
+	t.see(Event{Kind: KindCommit, Took: time.Since(start), Err: err})
 	return err
 }
 
 func (t *txw) Rollback() error {
 	start := time.Now()
 	err := t.Tx.Rollback()
-	t.c.add("ROLLBACK", time.Since(start))
+	t.see(Event{Kind: KindRollback, Took: time.Since(start), Err: err})
 	return err
 }
