@@ -234,8 +234,8 @@ type Statements struct {
 	// OperatorActions and flow_group), oldest first: argument flow_group.
 	GroupActions string
 	// InsertDiscardRequest opens a discard request for a discardable row
-	// not requeued: arguments task_pk, requested_by, reason, requested_at,
-	// then id.
+	// not requeued (its task_pk and pending_task: the row's id): arguments
+	// requested_by, reason, requested_at, then id.
 	InsertDiscardRequest string
 	// OpenDiscardRequest reads id, task_pk, requested_by, reason,
 	// requested_at of the open request of a task, locked on an engine with
