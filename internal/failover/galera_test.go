@@ -254,3 +254,38 @@ func TestGaleraUnusableStates(t *testing.T) {
 		}
 	}
 }
+
+// TestReadOnlyFlags: a server is not written to when any of its read-only
+// settings is on — read_only, super_read_only (MySQL), innodb_read_only (a
+// server started read-only, as an Aurora reader) — and each is named.
+func TestReadOnlyFlags(t *testing.T) {
+	for _, c := range []struct {
+		vars map[string]string
+		want string
+	}{
+		{map[string]string{"read_only": "OFF", "wsrep_on": "OFF"}, ""},
+		{map[string]string{"read_only": "OFF", "super_read_only": "OFF", "innodb_read_only": "OFF"}, ""},
+		{map[string]string{"read_only": "ON"}, "read-only (read_only=ON)"},
+		{map[string]string{"read_only": "OFF", "super_read_only": "ON"}, "read-only (super_read_only=ON)"},
+		{map[string]string{"read_only": "OFF", "innodb_read_only": "ON"}, "read-only (innodb_read_only=ON)"},
+		{map[string]string{"read_only": "0", "innodb_read_only": "1"}, "read-only (innodb_read_only=1)"},
+	} {
+		if got := readOnlyReason(c.vars); got != c.want {
+			t.Errorf("%v: %q, want %q", c.vars, got, c.want)
+		}
+	}
+}
+
+// TestGaleraRankOrder: nodes rank by wsrep_gcomm_uuid (Galera's own order
+// of a view's members), whatever their wsrep_local_index says in a view
+// not yet the same on every node; a node without a uuid ranks after those
+// with one, by its index.
+func TestGaleraRankOrder(t *testing.T) {
+	a := galeraRank(map[string]string{"wsrep_gcomm_uuid": "CE6E0A57-ea9f-11f1-9908-42ebbc34153a", "wsrep_local_index": "2"})
+	b := galeraRank(map[string]string{"wsrep_gcomm_uuid": "ced988e8-ea9f-11f1-9340-160fd0d69dbc", "wsrep_local_index": "0"})
+	c := galeraRank(map[string]string{"wsrep_local_index": "1"})
+	d := galeraRank(map[string]string{"wsrep_local_index": "10"})
+	if !(a < b && b < c && c < d) {
+		t.Errorf("ranks %q %q %q %q, want in that order", a, b, c, d)
+	}
+}
