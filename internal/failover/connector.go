@@ -77,10 +77,10 @@ type Connector struct {
 
 	startOnce  sync.Once
 	firstRound chan struct{} // closed when the monitor's first round of checks has ended
-	stop      chan struct{} // closed by Close
-	done      chan struct{} // closed when the monitor has returned
-	closeOnce sync.Once
-	recheck   chan struct{} // asks the monitor for a round now
+	stop       chan struct{} // closed by Close
+	done       chan struct{} // closed when the monitor has returned
+	closeOnce  sync.Once
+	recheck    chan struct{} // asks the monitor for a round now
 }
 
 // NewConnector returns a connector for the servers of mc: the driver's own
@@ -99,8 +99,8 @@ func newConnector(mc *mysql.Config, addrs []string, opts Options) (*Connector, e
 		opts:       opts.withDefaults(),
 		firstRound: make(chan struct{}),
 		stop:       make(chan struct{}),
-		done:    make(chan struct{}),
-		recheck: make(chan struct{}, 1),
+		done:       make(chan struct{}),
+		recheck:    make(chan struct{}, 1),
 	}
 	for _, addr := range addrs {
 		cfg := mc.Clone()
