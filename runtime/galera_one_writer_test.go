@@ -83,6 +83,27 @@ func userWrites(t *testing.T, ctx context.Context, db *sql.DB, user string) node
 // through one node, and it is the Synced node of the primary component with
 // the lowest wsrep_gcomm_uuid (the lowest wsrep_local_index).
 func TestGaleraOneWriter(t *testing.T) {
+	writers, elected := galeraWriters(t, "")
+	if len(writers) != 1 || writers[0] != elected {
+		t.Errorf("argo wrote through %d nodes (%v), want one: %s, the Synced node of the primary component with the lowest wsrep_gcomm_uuid", len(writers), writers, elected)
+	}
+}
+
+// TestGaleraMultiWriterSetting: with argoMultiWriter=true in their DSNs,
+// the same two runtimes write through the first node of their own lists:
+// two nodes.
+func TestGaleraMultiWriterSetting(t *testing.T) {
+	writers, _ := galeraWriters(t, "?"+multiWriterParam+"=true")
+	if len(writers) != 2 {
+		t.Errorf("with %s=true argo wrote through %d nodes (%v), want 2 (each runtime's first listed)", multiWriterParam, len(writers), writers)
+	}
+}
+
+// galeraWriters runs the workload of TestGaleraOneWriter with params
+// appended to both DSNs, and returns the addresses of the nodes that
+// counted writes of the test's account, and the node that should be the
+// single writer.
+func galeraWriters(t *testing.T, params string) (writers []string, elected string) {
 	nodes := galeraNodesShared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -135,7 +156,7 @@ func TestGaleraOneWriter(t *testing.T) {
 		for _, i := range order {
 			list = append(list, addrs[i])
 		}
-		cfg := testConfigT(t, "mysql:"+user+":"+password+"@tcp("+strings.Join(list, ",")+")/"+name)
+		cfg := testConfigT(t, "mysql:"+user+":"+password+"@tcp("+strings.Join(list, ",")+")/"+name+params)
 		cfg.InstanceID = fmt.Sprintf("one-writer-%d", r)
 		cfg.LeaseDuration = 20 * time.Second
 		rts[r] = startRuntime(t, cfg)
@@ -175,9 +196,8 @@ func TestGaleraOneWriter(t *testing.T) {
 		rt.Stop(ctx)
 	}
 
-	var writers []string
 	var report []string
-	elected, lowest := "", ""
+	lowest := ""
 	for i := range nodes {
 		d := userWrites(t, ctx, admins[i], user).sub(before[i])
 		var uuid, state, status string
@@ -193,8 +213,6 @@ func TestGaleraOneWriter(t *testing.T) {
 			writers = append(writers, addrs[i])
 		}
 	}
-	t.Logf("argo's writes per node, DSNs listing nodes %v:\n  %s", orders, strings.Join(report, "\n  "))
-	if len(writers) != 1 || writers[0] != elected {
-		t.Errorf("argo wrote through %d nodes (%v), want one: %s, the Synced node of the primary component with the lowest wsrep_gcomm_uuid", len(writers), writers, elected)
-	}
+	t.Logf("argo's writes per node, DSNs listing nodes %v%s:\n  %s", orders, params, strings.Join(report, "\n  "))
+	return writers, elected
 }

@@ -28,6 +28,10 @@ const (
 	DefaultConnectTimeout = 3 * time.Second
 )
 
+// multiWriterFailback is how long, with Options.MultiWriter, a node listed
+// before the current one must stay usable before it becomes current again.
+const multiWriterFailback = 30 * time.Second
+
 // minRoundGap is the least time between two rounds of health checks, so
 // that a burst of connection errors asking for checks does not run them back
 // to back.
@@ -39,6 +43,16 @@ type Options struct {
 	CheckTimeout   time.Duration // DefaultCheckTimeout when 0
 	ConnectTimeout time.Duration // DefaultConnectTimeout when 0 and the DSN sets no timeout
 	Logger         *slog.Logger  // slog.Default() (as of each record) when nil
+
+	// MultiWriter (false by default) lets each process write through the
+	// first usable Galera node of its own list (back to an earlier listed
+	// one once it has been usable for 30 s), so processes whose lists start
+	// with different nodes write through several nodes at once, and argo's
+	// correctness rests on Galera's certification catching every pair of
+	// conflicting writes, which it does not (docs/deployment.md). Without
+	// it every process writes through the one node elect chooses. Plain
+	// MySQL servers ignore it.
+	MultiWriter bool
 }
 
 // causalWindow is how long after the Galera writer changed (or was first
@@ -359,7 +373,10 @@ func (c *Connector) galeraMode() bool {
 // moved off is replaced for good (in this process) once a connection to its
 // successor is handed out: it may be an old primary restarted writable while
 // the promoted replica took its writes.
-func (c *Connector) elect() *server {
+func (c *Connector) elect(now time.Time) *server {
+	if c.opts.MultiWriter && c.galeraMode() {
+		return c.electListed(now)
+	}
 	if c.galeraMode() {
 		var best *server
 		for _, s := range c.servers {
@@ -380,11 +397,30 @@ func (c *Connector) elect() *server {
 	return nil
 }
 
+// electListed is elect under Options.MultiWriter: the current node while
+// it is usable, unless a node listed before it has been usable for
+// multiWriterFailback; else the first usable node in DSN order.
+func (c *Connector) electListed(now time.Time) *server {
+	if cur := c.current; cur != nil && cur.usable() {
+		for _, s := range c.servers {
+			if s == cur || s.usableFor(now) >= multiWriterFailback {
+				return s
+			}
+		}
+	}
+	for _, s := range c.servers {
+		if s.usable() {
+			return s
+		}
+	}
+	return nil
+}
+
 // chooseLocked moves the current server to the one elect returns, when
 // that is another; with none usable the current server stays (its
 // connections leave the pool, inUse). c.mu is held.
 func (c *Connector) chooseLocked(now time.Time) {
-	old, to := c.current, c.elect()
+	old, to := c.current, c.elect(now)
 	if to == nil || to == old {
 		return
 	}
@@ -400,6 +436,8 @@ func (c *Connector) chooseLocked(now time.Time) {
 			c.leaving = old
 		}
 		c.log().Warn("argo: database failover", "from", old.addr, "to", to.addr, "reason", old.reasonNow())
+	case c.opts.MultiWriter:
+		c.log().Info("argo: database failback (multi-writer)", "from", old.addr, "to", to.addr)
 	default:
 		c.log().Info("argo: Galera writer moved to the node ranked first (lowest wsrep_gcomm_uuid) among those synced in the primary component", "from", old.addr, "to", to.addr)
 	}
