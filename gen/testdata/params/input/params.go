@@ -76,3 +76,9 @@ func Blank(ctx context.Context, _ int, x string) error { return nil }
 func Clash(tx int, context string, argoKey bool, p1 int, time int, json string) error {
 	return nil
 }
+
+// Locals has parameter names of the locals of the generated wrappers and
+// their submit helper.
+//
+//argo:retry
+func Locals(err string, call int, after bool) error { return nil }
