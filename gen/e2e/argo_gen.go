@@ -19,14 +19,21 @@ import (
 // functions bind it.
 var argoRuntime atomic.Pointer[runtime.Runtime]
 
-// ArgoRegister registers the durable functions of package e2e (Stage, Flaky, Doomed, Exact, Once)
-// with rt and binds rt for their wrappers and for the package's other wrappers. Call it once at
-// start-up, before any wrapper.
+// ArgoRegister registers the durable functions of package e2e (Stage, Keyed, Flaky, Doomed, Exact,
+// Once) with rt and binds rt for their wrappers and for the package's other wrappers. Call it once
+// at start-up, before any wrapper.
 func ArgoRegister(rt *runtime.Runtime) error {
 	if rt == nil {
 		return errors.New("e2e.ArgoRegister: nil runtime")
 	}
-	if err := rt.Register(argoTaskStage, argoTaskFlaky, argoTaskDoomed, argoTaskExact, argoTaskOnce); err != nil {
+	if err := rt.Register(
+		argoTaskStage,
+		argoTaskKeyed,
+		argoTaskFlaky,
+		argoTaskDoomed,
+		argoTaskExact,
+		argoTaskOnce,
+	); err != nil {
 		return err
 	}
 	argoRuntime.Store(rt)
@@ -145,6 +152,97 @@ func StageDurableAfter(ctx context.Context, after []int64, name string) (int64, 
 		Args:     &argoArgsStage{Name: name},
 		After:    after,
 		Register: "ArgoRegister",
+	})
+}
+
+// argoTaskKeyed is the task definition of Keyed, from its //argo:retry directive.
+var argoTaskKeyed = &runtime.TaskDef{
+	Name:           "github.com/argo-retry/argo/gen/e2e.Keyed",
+	MethodName:     "Keyed",
+	Signature:      "func e2e.Keyed(ctx context.Context, tenant string, account string, ref string) error",
+	ParameterTypes: "string,string,string",
+	Mode:           runtime.Scheduled,
+	Thread:         runtime.Async,
+	Delay:          time.Hour,
+	Policy: runtime.RetryPolicy{
+		MaxAttempts: 1,
+		Backoff:     runtime.BackoffExponential,
+		Initial:     time.Second,
+		Multiplier:  2,
+		MaxDelay:    time.Minute,
+		Jitter:      runtime.Jitter{Kind: runtime.JitterRatio, Ratio: 0.1},
+	},
+}
+
+// The build breaks here when a signature no longer matches its directive: run go generate.
+var _ func(context.Context, string, string, string) error = Keyed
+
+// argoArgsKeyed holds the arguments of one call of Keyed, stored as JSON in
+// argo_task.task_parameter.
+type argoArgsKeyed struct {
+	Tenant  string `json:"tenant"`
+	Account string `json:"account"`
+	Ref     string `json:"ref"`
+}
+
+func init() {
+	argoTaskKeyed.Run = func(ctx context.Context, args []byte) error {
+		var v argoArgsKeyed
+		if err := runtime.DecodeJSON(args, &v, "tenant", "account", "ref"); err != nil {
+			return err
+		}
+		return Keyed(ctx, v.Tenant, v.Account, v.Ref)
+	}
+}
+
+// KeyedDurable is the durable form of Keyed: it stores the call as task
+// github.com/argo-retry/argo/gen/e2e.Keyed, then runs it on the runtime's worker pool 1h0m0s later,
+// without retries per its //argo:retry directive. An error wrapping runtime.ErrNotPersisted means
+// the call was not stored and will not run.
+func KeyedDurable(ctx context.Context, tenant string, account string, ref string) error {
+	_, err := argoSubmit(ctx, runtime.GeneratedCall{
+		Task:      argoTaskKeyed,
+		Args:      &argoArgsKeyed{Tenant: tenant, Account: account, Ref: ref},
+		ShardBy:   argoKey(account),
+		UniqueKey: argoKey(ref),
+		OrderKey:  argoKey(account),
+		Tenant:    argoKey(tenant),
+		Register:  "ArgoRegister",
+	})
+	return err
+}
+
+// KeyedDurableTx stores a call of Keyed in tx, an *sql.Tx (or *sqlx.Tx) on the runtime's database,
+// and returns its task id: the task runs once tx commits and is gone if tx rolls back (the outbox
+// pattern).
+func KeyedDurableTx(ctx context.Context, tx runtime.Execer, tenant string, account string, ref string) (int64, error) {
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:      argoTaskKeyed,
+		Args:      &argoArgsKeyed{Tenant: tenant, Account: account, Ref: ref},
+		ShardBy:   argoKey(account),
+		UniqueKey: argoKey(ref),
+		OrderKey:  argoKey(account),
+		Tenant:    argoKey(tenant),
+		Tx:        tx,
+		Register:  "ArgoRegister",
+	})
+}
+
+// KeyedDurableAfter stores a call of Keyed that runs only after every task of after (ids) has
+// succeeded or recovered, and returns its task id; if one of them ends dead or discarded, the call
+// ends skipped (docs/dependencies.md). With no ids it is KeyedDurable returning the task id. An
+// error wrapping runtime.ErrNotPersisted means the call was not stored and will not run;
+// runtime.ErrDependency, that after named a task that does not exist or has failed already.
+func KeyedDurableAfter(ctx context.Context, after []int64, tenant string, account string, ref string) (int64, error) {
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:      argoTaskKeyed,
+		Args:      &argoArgsKeyed{Tenant: tenant, Account: account, Ref: ref},
+		ShardBy:   argoKey(account),
+		UniqueKey: argoKey(ref),
+		OrderKey:  argoKey(account),
+		Tenant:    argoKey(tenant),
+		After:     after,
+		Register:  "ArgoRegister",
 	})
 }
 
