@@ -43,9 +43,13 @@ type GeneratedCall struct {
 // Submit encodes the call's arguments and stores it: through
 // Runtime.SubmitTx in g.Tx when set, else through Runtime.Submit, which
 // runs it per its task definition. It returns the task id (0 with an error
-// wrapping ErrNotPersisted when nothing was stored). Called by generated
-// code.
+// wrapping ErrNotPersisted when nothing was stored: no Task, no Runtime,
+// arguments that cannot be stored exactly, or the submit's own refusals).
+// Called by generated code.
 func (g GeneratedCall) Submit(ctx context.Context) (int64, error) {
+	if g.Task == nil {
+		return 0, fmt.Errorf("%w: GeneratedCall.Task is nil: generated code always sets it; regenerate with go generate", ErrNotPersisted)
+	}
 	if g.Runtime == nil {
 		return 0, fmt.Errorf("%w: task %s: no runtime is bound: call %s at start-up", ErrNotPersisted, g.Task.Name, g.Register)
 	}
