@@ -160,9 +160,9 @@ func (e *emitter) wrappers(t *task) {
 		return jen.Func().Params(rt)
 	}
 	// signature renders the wrapper's func line, its parameters one a line
-	// when they do not fit on it.
+	// when they do not fit on it (with the " {" the body adds: fit's 2).
 	signature := func(name string, lead []jen.Code, results jen.Code) jen.Code {
-		return e.fit(0, func(multi bool) jen.Code {
+		return e.fit(len(" {"), func(multi bool) jen.Code {
 			return recv().Id(name).Add(list("(", ")", multi, append(lead, params...)...)).Add(results)
 		})
 	}

@@ -82,3 +82,9 @@ func Clash(tx int, context string, argoKey bool, p1 int, time int, json string) 
 //
 //argo:retry
 func Locals(err string, call int, after bool) error { return nil }
+
+// Edge's FDurableAfter line is 119 columns before its " {", 121 with it:
+// its parameters go one a line.
+//
+//argo:retry
+func Edge(ctx context.Context, sxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxs string) error { return nil }
