@@ -35,7 +35,7 @@ commands:
   discard-request ID... -reason TEXT        ask for a discard; another operator approves or rejects it
   discard-approve ID... [-reason TEXT]      approve (and carry out) another operator's discard request
   discard-reject  ID... [-reason TEXT]      reject another operator's discard request
-  force-fail ID... -reason TEXT             send retrying tasks to the dead letter now
+  force-fail ID... -reason TEXT             send waiting tasks to the dead letter now
   run      ID... [-reason TEXT]             make pending or retrying tasks due now
   flow     [open|close|trail GROUP]          flow groups (limit=, rate=, breaker=) and their breakers;
                                              open/close a group's breaker by hand (-reason), and
