@@ -25,6 +25,7 @@ commands:
                                              tasks, newest first; fits 120 columns (short names, times
                                              in UTC without the year, errors cut with …); -wide: in full
   show     ID                                one task: row, arguments, attempt history, operator trail
+  show     ID -attempt N                     one attempt of a task: outcome, times, backoff, worker, error
   requeue  ID... | filters [-reason TEXT] [--all] [--dry-run]
                                              dead or discarded tasks run again as new tasks (fresh ids and
                                              idempotency keys, linked to the old ones, which stay as they
