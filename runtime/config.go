@@ -120,7 +120,8 @@ type Config struct {
 	ShutdownTimeout time.Duration
 
 	// IsPermanent classifies errors no retry can fix, in addition to
-	// Permanent(err). Default: none.
+	// Permanent(err). Default: none. IsPermanentError is a ready one for
+	// common errors (HTTP 4xx except 408/429, TLS failures, sql.ErrNoRows).
 	IsPermanent func(error) bool
 	// Observer receives events for metrics (see package metrics). Default none.
 	Observer Observer
