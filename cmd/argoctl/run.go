@@ -37,6 +37,7 @@ commands:
   discard-approve ID... [-reason TEXT]      approve (and carry out) another operator's discard request
   discard-reject  ID... [-reason TEXT]      reject another operator's discard request
   force-fail ID... -reason TEXT             send waiting tasks to the dead letter now
+  transient-fail ID... -reason TEXT         fail each task's next attempt as transient, unrun (Config.FaultInjection)
   run      ID... [-reason TEXT]             make pending or retrying tasks due now
   flow     [open|close|trail GROUP]          flow groups (limit=, rate=, breaker=) and their breakers;
                                              open/close a group's breaker by hand (-reason), and
@@ -109,6 +110,7 @@ var commands = map[string]func(e *env, args []string) error{
 	"discard-approve": cmdDiscardApprove,
 	"discard-reject":  cmdDiscardReject,
 	"force-fail":      cmdForceFail,
+	"transient-fail":  cmdTransientFail,
 	"run":             cmdRunNow,
 	"version":         cmdVersion,
 	"flow":            cmdFlow,
