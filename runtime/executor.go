@@ -105,7 +105,7 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 	defer func() { endTaskSpan(span, spanOutcome, runErr) }()
 	ran := ctx.Err() == nil
 	if ran {
-		runErr = callSafely(func() error { return h.Run(ctx, []byte(t.Parameter)) })
+		runErr = callSafely(func() error { return rt.runOrInject(ctx, t, h) }) // fault_injection.go
 	} else {
 		runErr = context.Cause(ctx)
 	}

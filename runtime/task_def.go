@@ -26,6 +26,10 @@ type TaskDef struct {
 	// Delay is the first delay of a Scheduled task (Argo delayTime).
 	Delay time.Duration
 	// Policy is the retry policy; the zero value means DefaultRetryPolicy().
+	// A TaskDef with nothing but a Name submits the definition registered
+	// under that name (its policy, mode, delay, fallback, alert): Submit
+	// refuses it with ErrUnregisteredTask when none is registered, and
+	// refuses a zero Policy for a name registered with another policy.
 	Policy RetryPolicy
 
 	// Run decodes args (as encoded by the generated wrapper) and calls the
@@ -127,7 +131,11 @@ func (rt *Runtime) prepareCall(c Call) (*preparedDef, error) {
 	if err := orderedCallAllowed(c, rt.handler(c.Task.Name)); err != nil {
 		return nil, err
 	}
-	return rt.prepare(c.Task)
+	d, err := rt.resolveDef(c.Task) // a TaskDef that is only a Name: the registered one (submit_by_name.go)
+	if err != nil {
+		return nil, err
+	}
+	return rt.prepare(d)
 }
 
 // Call is one invocation to persist.

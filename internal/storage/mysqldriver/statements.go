@@ -234,7 +234,7 @@ var statements = &storage.Statements{
 	OpenDiscardRequest:   "SELECT id, task_pk, requested_by, reason, requested_at FROM argo_discard_request WHERE pending_task = ? FOR UPDATE",
 	DecideDiscardRequest: "UPDATE argo_discard_request SET decision = ?, decided_by = ?, decided_at = ?, decision_reason = ?, pending_task = NULL WHERE id = ? AND pending_task IS NOT NULL AND CAST(requested_by AS BINARY) <> CAST(? AS BINARY)",
 	DiscardRequests:      "SELECT " + discardRequestColumns + " FROM argo_discard_request WHERE task_pk = ? ORDER BY id",
-	ForceFail:            "UPDATE " + byID + " SET task_status = " + dead + ", lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND task_status = " + retrying,
+	ForceFail:            "UPDATE " + byID + " SET task_status = " + dead + ", lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND task_status IN " + storage.StateSet(storage.ForceFailableStates...),
 	RunNow:               "UPDATE " + byID + " SET execute_time = ?, lease_owner = '', lease_until = 0 WHERE id = ? AND task_status IN " + runnable,
 	DeleteOperatorActions: func(n int) string {
 		return "DELETE FROM argo_operator_action WHERE task_pk IN " + inIDs(n)

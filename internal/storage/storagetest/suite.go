@@ -99,6 +99,7 @@ func areas() []struct {
 		{"RequeueDependencies", requeueDependencyCases()},
 		{"Operator", operatorCases()},
 		{"OperatorNames", operatorNameCases()},
+		{"TransientFail", transientFailCases()},
 		{"GroupCommit", groupCommitCases()},
 		{"Flow", flowCases()},
 		{"FlowBudgetGiveBack", flowBudgetGiveBackCases()},
