@@ -39,8 +39,10 @@ func (s *Store) StartHeld(ctx context.Context, owner string, holds []HeldStart, 
 	if len(rows) == 1 {
 		// One row: its fenced UPDATE alone, autocommitted, is all the
 		// transaction would be (one statement changes the one row or
-		// nothing; by primary key it locks that row only): no BEGIN,
-		// COMMIT or isolation level to send.
+		// nothing; by primary key and autocommitted it locks that row,
+		// only while it runs): no BEGIN, COMMIT or isolation level to send
+		// (issue #23: on MySQL without the one-trip pool the isolation
+		// level was a round trip of its own).
 		n, err := s.exec(ctx, s.sql.StartHeld, rows[0]...)
 		if err != nil {
 			return nil, err
