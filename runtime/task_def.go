@@ -58,8 +58,11 @@ type TaskDef struct {
 	Flow *FlowControl
 }
 
+// policy is the policy d's tasks are stored with: DefaultRetryPolicy when
+// d.Policy is left empty (every field zero). A policy with some fields set
+// but no Backoff is not empty: Validate refuses it rather than replace it.
 func (d *TaskDef) policy() RetryPolicy {
-	if d.Policy.Backoff == "" {
+	if d.Policy == (RetryPolicy{}) {
 		return DefaultRetryPolicy()
 	}
 	return d.Policy
@@ -75,6 +78,9 @@ func (d *TaskDef) Validate() error {
 	}
 	if len(d.Name) > 255 {
 		return fmt.Errorf("argo: task name %q is longer than 255 bytes", d.Name)
+	}
+	if d.Policy != (RetryPolicy{}) && d.Policy.Backoff == "" {
+		return fmt.Errorf("argo: task %s: its RetryPolicy sets fields (MaxAttempts %d) but no Backoff: set Backoff (runtime.BackoffFixed, BackoffLinear or BackoffExponential), or leave Policy empty for runtime.DefaultRetryPolicy()", d.Name, d.Policy.MaxAttempts)
 	}
 	if err := d.policy().Validate(); err != nil {
 		return fmt.Errorf("argo: task %s: %w", d.Name, err)
