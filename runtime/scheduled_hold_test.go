@@ -396,3 +396,58 @@ func TestScheduledHoldGivenBackWithoutWorker(t *testing.T) {
 		}
 	})
 }
+
+// Scheduled calls submitted by another instance (a producer with no
+// handler, which owns no shards) are held by the instance owning their
+// shards and start on time when submitted more than one poll interval
+// ahead, whether that instance is idle (only its poll timer wakes it) or
+// busy (poked by a stream of finishing tasks many times per poll
+// interval): the calls to hold are read at least every poll interval,
+// whatever pokes the poller in between.
+func TestScheduledCallsFromAnotherInstanceStartOnTime(t *testing.T) {
+	for _, busy := range []bool{false, true} {
+		t.Run(map[bool]string{false: "idle", true: "busy"}[busy], func(t *testing.T) {
+			forEachBackend(t, func(t *testing.T, dsn string) {
+				var worker *Runtime
+				worker = startRuntime(t, scheduledConfig(t, dsn, "worker"))
+				producer := startRuntime(t, scheduledConfig(t, dsn, "producer"))
+				var log startLog
+				def := log.def("scheduled-produced", &worker)
+				filler := &TaskDef{Name: "filler", Policy: fastPolicy(1), Run: func(context.Context, []byte) error { return nil }}
+				if err := worker.Register(def, filler); err != nil {
+					t.Fatal(err)
+				}
+				if busy {
+					stop := make(chan struct{})
+					done := make(chan struct{})
+					go func() { // a finish pokes the worker's poller every ~100 ms
+						defer close(done)
+						tick := time.NewTicker(100 * time.Millisecond)
+						defer tick.Stop()
+						for {
+							select {
+							case <-stop:
+								return
+							case <-tick.C:
+								_, _ = worker.Submit(context.Background(), Call{Task: filler, Args: []byte(`{}`)})
+							}
+						}
+					}()
+					defer func() { close(stop); <-done }()
+				}
+				// One poll interval (2 s) after the worker's first poll:
+				// its timer, not a registration, brings its next read.
+				time.Sleep(100 * time.Millisecond)
+				// Due from 2.3 s to 3.8 s after their submit: beyond one
+				// poll interval, within two.
+				ids := submitSpread(t, producer, def, 16, 2300*time.Millisecond, 100*time.Millisecond)
+				waitFor(t, 15*time.Second, "every scheduled call run", func() bool { return log.ran(ids) == len(ids) })
+				late, by := log.checkOnce(t, worker, ids)
+				if by["worker"] != len(ids) {
+					t.Fatalf("runs by instance %v, want all by worker", by)
+				}
+				checkOnTime(t, late)
+			})
+		})
+	}
+}
