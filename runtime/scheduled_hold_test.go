@@ -451,3 +451,37 @@ func TestScheduledCallsFromAnotherInstanceStartOnTime(t *testing.T) {
 		})
 	}
 }
+
+// A poke restarts the poll timer, but not the read of the calls to hold: a
+// poll just before that read is due skips it, and the poller still wakes
+// for it a poll interval after the last read, not a poll interval after
+// the poke (which would be almost two intervals apart).
+func TestScheduledHoldReadNotPostponedByPokes(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		var worker *Runtime
+		worker = startRuntime(t, scheduledConfig(t, dsn, "worker")) // PollInterval 2 s
+		producer := startRuntime(t, scheduledConfig(t, dsn, "producer"))
+		var log startLog
+		def := log.def("scheduled-poked", &worker)
+		filler := &TaskDef{Name: "filler", Policy: fastPolicy(1), Run: func(context.Context, []byte) error { return nil }}
+		// A Register changes the worker's scope: its poll reads the calls
+		// to hold at once (t0).
+		if err := worker.Register(def, filler); err != nil {
+			t.Fatal(err)
+		}
+		t0 := time.Now()
+		// Due 2.6 s after t0: after the read due at t0 + 2 s, long before
+		// t0 + 3.8 s, when a poll timer restarted by the poke below would
+		// fire.
+		ids := submitSpread(t, producer, def, 4, 2600*time.Millisecond, 50*time.Millisecond)
+		// At t0 + 1.8 s a finish pokes the worker: that poll skips the
+		// read (the last one is 1.8 s old).
+		time.Sleep(time.Until(t0.Add(1800 * time.Millisecond)))
+		if _, err := worker.Submit(context.Background(), Call{Task: filler, Args: []byte(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 15*time.Second, "every scheduled call run", func() bool { return log.ran(ids) == len(ids) })
+		late, _ := log.checkOnce(t, worker, ids)
+		checkOnTime(t, late)
+	})
+}
