@@ -464,24 +464,28 @@ func TestScheduledHoldReadNotPostponedByPokes(t *testing.T) {
 		var log startLog
 		def := log.def("scheduled-poked", &worker)
 		filler := &TaskDef{Name: "filler", Policy: fastPolicy(1), Run: func(context.Context, []byte) error { return nil }}
-		// A Register changes the worker's scope: its poll reads the calls
-		// to hold at once (t0).
+		// A call due in 1 s, then a Register: it changes the worker's scope,
+		// and its poll reads the calls to hold at once (t0), holding that
+		// one.
+		marker := submitSpread(t, producer, def, 1, time.Second, 0)
 		if err := worker.Register(def, filler); err != nil {
 			t.Fatal(err)
 		}
+		waitFor(t, 5*time.Second, "the worker's read after Register holding the first call", func() bool { return worker.holds.Held() == 1 })
 		t0 := time.Now()
-		// Due 2.6 s after t0: after the read due at t0 + 2 s, long before
+		// Due 2.6 s after t0: after the read due by t0 + 2 s, long before
 		// t0 + 3.8 s, when a poll timer restarted by the poke below would
 		// fire.
 		ids := submitSpread(t, producer, def, 4, 2600*time.Millisecond, 50*time.Millisecond)
-		// At t0 + 1.8 s a finish pokes the worker: that poll skips the
-		// read (the last one is 1.8 s old).
+		// At t0 + 1.8 s a submit of a call due already pokes the worker
+		// (it is the claim's): that poll, and the one its finish brings,
+		// skip the read (the last one is 1.8 s old).
 		time.Sleep(time.Until(t0.Add(1800 * time.Millisecond)))
-		if _, err := worker.Submit(context.Background(), Call{Task: filler, Args: []byte(`{}`)}); err != nil {
+		if _, err := worker.Submit(context.Background(), Call{Task: filler, Args: []byte(`{}`), RunAt: time.Now().Add(-time.Second)}); err != nil {
 			t.Fatal(err)
 		}
 		waitFor(t, 15*time.Second, "every scheduled call run", func() bool { return log.ran(ids) == len(ids) })
-		late, _ := log.checkOnce(t, worker, ids)
+		late, _ := log.checkOnce(t, worker, append(marker, ids...))
 		checkOnTime(t, late)
 	})
 }
