@@ -86,8 +86,10 @@ type Config struct {
 
 	// StealAfter lets an instance with idle workers claim tasks of other
 	// instances' shards once they are overdue by this long (their owner
-	// crashed and has not timed out yet, or is saturated). Default
-	// InstanceTimeout; negative disables it (strict sharding).
+	// crashed and has not timed out yet, or is saturated). Only when
+	// another live instance owns some of the shards: an instance alone
+	// claims from every shard and sends no steal. Default InstanceTimeout;
+	// negative disables it (strict sharding).
 	StealAfter time.Duration
 
 	// RetentionAge is how long succeeded, recovered and discarded rows (and
