@@ -280,6 +280,12 @@ func Generate(seed uint64, slot, k int, f Features) Operation {
 				op.Calls = append(op.Calls, c)
 			}
 		}},
+		{3, f[FeatureDeps], func() { // a slow upstream U → D: D stays blocked for seconds (the operator's discard-blocked-requeue, #22 break 5)
+			u := CallSpec{Op: id(0), Task: TaskPlain, Args: args(0), Via: ViaSubmit}
+			u.Args.WorkMS, u.Args.Fail = 1500+r.IntN(1500), 0
+			d := CallSpec{Op: id(1), Task: TaskPlain, Args: args(1), Via: ViaSubmit, After: []int{0}}
+			op.Calls = []CallSpec{u, d}
+		}},
 		{4, f[FeatureDeps], func() { // a diamond A → B, C → D in one SubmitGroup
 			for i := range 4 {
 				c := CallSpec{Op: id(i), Task: TaskPlain, Args: args(i), Via: ViaGroup}
