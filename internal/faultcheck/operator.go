@@ -18,19 +18,19 @@ import (
 
 // Operator actions (Record.Ev of KindOperator records).
 const (
-	ActDiscard      = "discard"        // Inspector.Discard of a pending, retrying or blocked task
-	ActReviewed     = "discard-review" // RequestDiscard by one operator, ApproveDiscard by another
-	ActForceFail    = "force-fail"     // Inspector.ForceFail of a retrying task
-	ActRunNow       = "run-now"        // Inspector.RunNow of a scheduled (pending, due later) task
-	ActRequeue      = "requeue"        // Inspector.RequeueAsNew of a dead or discarded task (Record.ID: the new task)
+	ActDiscard   = "discard"        // Inspector.Discard of a pending, retrying or blocked task
+	ActReviewed  = "discard-review" // RequestDiscard by one operator, ApproveDiscard by another
+	ActForceFail = "force-fail"     // Inspector.ForceFail of a retrying task
+	ActRunNow    = "run-now"        // Inspector.RunNow of a scheduled (pending, due later) task
+	ActRequeue   = "requeue"        // Inspector.RequeueAsNew of a dead or discarded task (Record.ID: the new task)
 	// ActBlockedRequeue is Inspector.Discard of a blocked task (its
 	// upstream task still unfinished), then at once Inspector.RequeueAsNew
 	// of it: the new task must keep the old one's dependencies (#22 break 5).
 	// Recorded as an ActDiscard and an ActRequeue of the task, each with its
 	// answer.
 	ActBlockedRequeue = "discard-blocked-requeue"
-	ActBreakerOpen  = "breaker-open"   // Inspector.OpenBreaker of the capped group
-	ActBreakerClose = "breaker-close"  // Inspector.CloseBreaker of the capped group
+	ActBreakerOpen    = "breaker-open"  // Inspector.OpenBreaker of the capped group
+	ActBreakerClose   = "breaker-close" // Inspector.CloseBreaker of the capped group
 )
 
 // KindOperator is the kind of an operator's records.
