@@ -355,6 +355,7 @@ func runTarget(t *testing.T, tg target) {
 		t.Fatal(err)
 	}
 	in.Rows, in.Attempts = readTables(t, ctx, db)
+	in.Budget = readBudget(t, ctx, db)
 	var vs, known []Violation
 	for _, v := range Check(in) {
 		if s.expect[v.Inv] {
@@ -668,6 +669,22 @@ func readTables(t *testing.T, ctx context.Context, db *sql.DB) ([]Row, []Attempt
 	rs.Close()
 	sort.Slice(rows, func(i, j int) bool { return rows[i].ID < rows[j].ID })
 	return rows, atts
+}
+
+// readBudget reads the retry budget's counters of group BudgetGroup (nil:
+// no row, the feature is off).
+func readBudget(t *testing.T, ctx context.Context, db *sql.DB) *BudgetRow {
+	t.Helper()
+	var b BudgetRow
+	err := db.QueryRowContext(ctx, "SELECT budget_start, budget_firsts, budget_retries FROM argo_flow WHERE group_name = ?", BudgetGroup).Scan(&b.Start, &b.Firsts, &b.Retries)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("faultcheck: retry budget of %s: window from %s, %d first attempts and %d retries counted", BudgetGroup, clock(time.UnixMilli(b.Start)), b.Firsts, b.Retries)
+	return &b
 }
 
 // readInstances lists the instances the table holds, for a failure's

@@ -31,7 +31,23 @@ const (
 	InvFlowRate       = "flow-rate"           // at most RateAllowed starts of the rated group in any RateWindow
 	InvRefusal        = "refusal"             // a call argo documents as refused is refused (ErrNotPersisted) and never stored
 	InvOperator       = "operator"            // a task discarded or force-failed does not start again and ends so; no capped attempt starts while its breaker is open by hand
+	InvRetryBudget    = "retry-budget"        // a retry budget counts each call's first attempt once (a give-back does not count it again), and admits no more retries than its rule
 )
+
+// BudgetSlack is how many first attempts a retry budget's count may hold
+// beyond the first attempts the histories show, for firsts counted n:
+// a give-back whose uncount could not be written (the database out of
+// reach) leaves one too many in the window (docs/flow-control.md), and a
+// claim whose answer was lost may be counted though it was given back.
+// Without the uncount (#22 break 6) each give-back adds one: a run gives
+// back every call of the group once, so the count doubles.
+func BudgetSlack(n int) int { return 2 + n/10 }
+
+// BudgetClockSlack widens the window a retry budget's counters cover, at
+// its start, by the workers' clock offsets (the clock fault, up to ±10 s):
+// executions started this long before the window's recorded start are
+// counted as in it.
+const BudgetClockSlack = 15 * time.Second
 
 // The rate invariant: starts are timed where the function begins, after
 // the claim that admitted them, so a worker that stalls (a loaded host)
@@ -110,6 +126,16 @@ type Input struct {
 	// rescuer charges it (docs/semantics.md, "A lost COMMIT answer": not
 	// guaranteed), so an attempt charged to them and never run is allowed.
 	Partitioned map[string]bool
+	// Budget is the retry budget's row of group BudgetGroup at the end
+	// (nil: the group has no row, or the feature is off).
+	Budget *BudgetRow
+}
+
+// BudgetRow is a retry budget's counters, as argo_flow holds them.
+type BudgetRow struct {
+	Start   int64 // budget_start: the window's start, Unix ms
+	Firsts  int   // budget_firsts: first attempts counted in the window
+	Retries int   // budget_retries: retries counted in the window
 }
 
 // diedAll reports whether every one of insts died without a clean exit.
@@ -313,6 +339,13 @@ func Check(in Input) []Violation {
 		base := ekey{r.Task, r.Attempt, r.Fallback, 0}
 		k := ekey{r.Task, r.Attempt, r.Fallback, runs[base]}
 		s := spans[k]
+		if r.Ev == "start" && s != nil && !r.Fallback && (s.out == OutGivenBack || s.out == OutBadArgs) {
+			// Given back undecodable (Args.GiveBack): the attempt was undone
+			// and runs again under its number (docs/flow-control.md).
+			runs[base]++
+			k.run = runs[base]
+			s = nil
+		}
 		if r.Ev == "start" && s != nil && r.Fallback && fallbackRunAgain(in, s) {
 			// A fallback has no attempt number of its own: one whose process
 			// died, or whose context ended (lease lost, Stop), before its
@@ -485,6 +518,20 @@ func Check(in Input) []Violation {
 					continue
 				}
 			}
+			if len(c.after) > 0 && row.RequeuedFrom != 0 && row.State == runtime.StateSkipped {
+				// A requeue keeps the dependencies (on the upstream's newest
+				// task then): it ends skipped when one of them failed. Its
+				// starts are checked below (deps-order).
+				failed := false
+				for _, u := range c.after {
+					for _, ur := range opRows[u] {
+						failed = failed || failedState(ur.State)
+					}
+				}
+				if failed {
+					continue
+				}
+			}
 			if row.State != want {
 				// An attempt charged by a lease expiry (a kill, a partition)
 				// counts: a call may run out of attempts that way.
@@ -501,7 +548,8 @@ func Check(in Input) []Violation {
 				continue
 			}
 			if row.State == runtime.StateSucceeded {
-				s := spans[ekey{row.ID, row.ExecuteTimes, false, 0}]
+				base := ekey{row.ID, row.ExecuteTimes, false, 0}
+				s := spans[ekey{row.ID, row.ExecuteTimes, false, runs[base]}]
 				if s == nil || s.out != OutOK {
 					out := "never ran"
 					if s != nil {
@@ -639,6 +687,42 @@ func Check(in Input) []Violation {
 		if n := i - j + 1; n > RateAllowed && rateStarts[j].Sub(reported) > RateWindow {
 			reported, at = rateStarts[j], rateStarts[j]
 			bad(InvFlowRate, "group fc-rate (%d/s, burst %d): %d starts within %s from %s (at most %d)", RateLimit, RateBurst, n, RateWindow, clock(rateStarts[j]), RateAllowed)
+		}
+	}
+
+	// The retry budget: its count of first attempts in its window holds
+	// each call once, however often its first attempt was given back, and
+	// the retries started in the window are within the rule (docs/flow-control.md).
+	if b := in.Budget; b != nil && b.Start > 0 {
+		from := time.UnixMilli(b.Start).Add(-BudgetClockSlack)
+		firsts, retries := map[int64]bool{}, map[[2]int64]bool{}
+		for _, k := range order {
+			sp := spans[k]
+			if row := rowByID[sp.task]; row == nil || row.Name != TaskBudget || sp.fallback || sp.start.Before(from) {
+				continue
+			}
+			if sp.attempt == 1 {
+				firsts[sp.task] = true
+			} else {
+				retries[[2]int64{sp.task, int64(sp.attempt)}] = true
+			}
+		}
+		for _, a := range in.Attempts { // charged (lease_expired) without a start: claimed all the same
+			if row := rowByID[a.Task]; row != nil && row.Name == TaskBudget && a.Outcome == runtime.OutcomeLeaseExpired {
+				if a.Attempt == 1 {
+					firsts[a.Task] = true
+				} else {
+					retries[[2]int64{a.Task, int64(a.Attempt)}] = true
+				}
+			}
+		}
+		if n := len(firsts); b.Firsts > n+BudgetSlack(n) {
+			bad(InvRetryBudget, "group %s counted %d first attempts in its window from %s, but the histories show %d calls whose first attempt ran or was charged in it (at most %d more allowed): a first attempt given back was counted again",
+				BudgetGroup, b.Firsts, clock(time.UnixMilli(b.Start)), n, BudgetSlack(n))
+		}
+		if allowed := int(BudgetShare*float64(len(firsts))) + BudgetMinRetries + BudgetSlack(len(firsts)); len(retries) > allowed {
+			bad(InvRetryBudget, "group %s started %d retries in its window from %s after %d first attempts: the budget (share %v, plus %d) allows at most %d",
+				BudgetGroup, len(retries), clock(time.UnixMilli(b.Start)), len(firsts), BudgetShare, BudgetMinRetries, allowed)
 		}
 	}
 

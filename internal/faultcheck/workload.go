@@ -33,15 +33,16 @@ const (
 	FeatureOrderFlow  = "order-flow"  // an order key on a flow-controlled task with After or in a group, which must be refused (#22 break 4)
 	FeatureBigSubmit  = "bigsubmit"   // now and then a call larger than MariaDB's max_allowed_packet (16 MiB), submitted with context.Background (#22 break 7)
 	FeatureRetryAfter = "retryafter"  // first attempts answering runtime.RetryAfter (#22 breaks 6, 10)
+	FeatureBudget     = "budget"      // calls under a retry budget whose first attempts are given back once per process (undecodable there), deferred by RetryAfter or failed (#22 break 6)
 )
 
 // AllFeatures lists every feature.
-var AllFeatures = []string{FeatureBasic, FeatureFlow, FeatureOperator, FeatureTxRollback, FeatureDeps, FeatureOrder, FeatureOrderTx, FeatureOrderFlow, FeatureBigSubmit, FeatureRetryAfter}
+var AllFeatures = []string{FeatureBasic, FeatureFlow, FeatureOperator, FeatureTxRollback, FeatureDeps, FeatureOrder, FeatureOrderTx, FeatureOrderFlow, FeatureBigSubmit, FeatureRetryAfter, FeatureBudget}
 
 // DefaultFeatures is what make test runs: every feature whose breaks are
 // fixed. The ones off by default are named in KnownBreaks with the break
 // they find, or are too heavy for make test (bigsubmit).
-var DefaultFeatures = []string{FeatureBasic, FeatureOrder, FeatureFlow, FeatureOperator, FeatureOrderTx, FeatureOrderFlow, FeatureRetryAfter, FeatureTxRollback, FeatureDeps}
+var DefaultFeatures = []string{FeatureBasic, FeatureOrder, FeatureFlow, FeatureOperator, FeatureOrderTx, FeatureOrderFlow, FeatureRetryAfter, FeatureTxRollback, FeatureDeps, FeatureBudget}
 
 // GaleraOff lists the default features left out on the Galera cluster
 // (KnownBreaks says what each finds there).
@@ -54,6 +55,7 @@ var FixedBreaks = map[string]string{
 	FeatureOrderTx:    "#22 break 2a (keyed SubmitTx in a long transaction): invariant order-overlap / order-submit",
 	FeatureOrderFlow:  "#22 break 4 (an order key on a flow-controlled task accepted with After or in a group): invariant refusal",
 	FeatureRetryAfter: "#22 break 10 (RetryAfter repeats attempt numbers): invariant exec-once",
+	FeatureBudget:     "#22 break 6 (a first attempt given back counts again in its group's retry budget): invariant retry-budget",
 	FaultPartition:    "#22 break 1 (a cut-off instance runs on): invariant attempt-overlap",
 	FaultClaimCut:     "#22 break 8 (a lost claim COMMIT charges an attempt): invariant charged-unrun; with the cut matching READ COMMITTED too, terminal (a flow group's lock held by a cut session stalled the gated claim: fixed by its wait limit)",
 	FeatureTxRollback: "not listed in #22: on SQLite a rolled-back SubmitTx's id is handed out again, and the rolled-back call's commit watcher claimed the new row by id, bypassing the order gate (and flow control): invariants order-overlap / order-submit",
@@ -261,6 +263,22 @@ func Generate(seed uint64, slot, k int, f Features) Operation {
 				u.Refuse = true // the whole group is refused
 			}
 			op.Calls = []CallSpec{u, d}
+		}},
+		{5, f[FeatureBudget], func() { // under a retry budget: given back once per process, then failing once, deferred once or not
+			c := one(TaskBudget)
+			c.Args.GiveBack, c.Args.Perm = true, false
+			c.Args.WorkMS = min(c.Args.WorkMS, 300)
+			// One retry at most a call (the budget admits as many retries as
+			// first attempts, plus one): no call waits for the next window.
+			switch r.IntN(4) {
+			case 0:
+				c.Args.Fail, c.Args.RetryAfter = 1, 20+r.IntN(100)
+			case 1:
+				c.Args.Fail = 1
+			default:
+				c.Args.Fail = 0
+			}
+			op.Calls = []CallSpec{c}
 		}},
 		{5, f[FeatureRetryAfter], func() {
 			c := one(TaskPlain)
