@@ -260,6 +260,12 @@ func runTarget(t *testing.T, tg target) {
 			t.Logf("faultcheck galera: features %v left out (GaleraOff)", GaleraOff)
 		}
 	}
+	if tg.engine == "mariadb" && *flagFeatures == "" && os.Getenv("FAULTCHECK_FEATURES") == "" {
+		for _, f := range MariaDBOn {
+			s.features[f] = true
+		}
+		t.Logf("faultcheck mariadb: features %v added (MariaDBOn)", MariaDBOn)
+	}
 	run := Run{Engine: tg.engine, Seed: s.seed, Duration: s.duration, Bound: s.bound, Features: s.features, Faults: s.faults, Slots: tg.slots}
 	var expect []string
 	for inv := range s.expect {
@@ -477,6 +483,7 @@ func (d *driver) start(slot, gen int) *proc {
 	args := []string{"-dsn", d.tg.workerDSN(slot), "-id", p.id, "-slot", strconv.Itoa(slot), "-seed", strconv.FormatUint(d.s.seed, 10),
 		"-first-op", strconv.Itoa(first), "-submit-until", strconv.FormatInt(d.until.UnixMilli(), 10), "-features", d.s.features.String(),
 		"-hist", p.hist, "-clock-file", filepath.Join(d.dir, fmt.Sprintf("w%d.clock", slot)),
+		"-direct-dsn", d.tg.dsn,
 		"-lease", d.tg.lease.String(), "-heartbeat", d.tg.heartbeat.String(), "-instance-timeout", d.tg.instTO.String()}
 	p.cmd = exec.Command(d.bin, args...)
 	p.cmd.Stdout, p.cmd.Stderr = errf, errf

@@ -173,6 +173,7 @@ type call struct {
 	via      string
 	insts    []string  // the processes that began it
 	firstEnd time.Time // the first nil answer (accepted)
+	waiting  time.Time // a big submit still unanswered after BigAnswerWithin (Ev "waiting")
 	begin    time.Time // the first begin
 }
 
@@ -209,6 +210,8 @@ func Check(in Input) []Violation {
 				c.begin = r.Time()
 			}
 			c.name, c.sum, c.after, c.orderKey, c.refuse = r.Name, r.Sum, r.After, r.OrderKey, r.Refuse
+		case "waiting":
+			c.waiting = r.Time()
 		case "end":
 			c.answers = append(c.answers, r)
 			if (r.Answer == AnswerNil) && c.firstEnd.IsZero() {
@@ -313,6 +316,10 @@ func Check(in Input) []Violation {
 			case AnswerOther:
 				bad(InvAnswer, "op %s (%s via %s): an answer that is neither nil, ErrNotPersisted nor ErrOutcomeUnknown: %s", op, c.name, a.Via, a.Err)
 			}
+		}
+		if !c.waiting.IsZero() {
+			at = c.waiting
+			bad(InvAnswer, "op %s (%s, via %s, a call larger than the server accepts): still unanswered %s after its submit began (a refusal that will never change must be answered at once)", op, c.name, c.via, BigAnswerWithin)
 		}
 		if len(c.answers) < c.begun && !in.diedAll(c.insts) {
 			bad(InvAnswer, "op %s (%s, via %s): a submit begun on %v was never answered, and its process was not killed", op, c.name, c.via, c.insts)

@@ -36,6 +36,7 @@ const exitStopErr = 4
 
 type config struct {
 	dsn, id, hist, clockFile string
+	directDSN                string // the server without the fault proxy (big calls)
 	slot, firstOp            int
 	seed                     uint64
 	until                    time.Time
@@ -55,6 +56,7 @@ func main() {
 	flag.Int64Var(&untilMS, "submit-until", 0, "Unix ms after which no operation begins")
 	flag.StringVar(&feats, "features", "", "workload features (faultcheck.ParseFeatures)")
 	flag.StringVar(&c.hist, "hist", "", "history file (default <id>.hist)")
+	flag.StringVar(&c.directDSN, "direct-dsn", "", "the database without the fault proxy, for big calls (default -dsn)")
 	flag.StringVar(&c.clockFile, "clock-file", "", "file holding this host's clock offset (a Go duration), read at start")
 	workers := flag.Int("workers", 16, "attempts run at once")
 	lease := flag.Duration("lease", 2*time.Second, "lease duration")
