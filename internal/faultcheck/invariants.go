@@ -126,6 +126,10 @@ type Input struct {
 	// rescuer charges it (docs/semantics.md, "A lost COMMIT answer": not
 	// guaranteed), so an attempt charged to them and never run is allowed.
 	Partitioned map[string]bool
+	// Fallbacks are the fallback rows of argo_task_attempt (kind
+	// fallback): a fallback's outcome as recorded, with the instance whose
+	// run recorded it.
+	Fallbacks []AttemptRow
 	// Budget is the retry budget's row of group BudgetGroup at the end
 	// (nil: the group has no row, or the feature is off).
 	Budget *BudgetRow
@@ -381,6 +385,33 @@ func Check(in Input) []Violation {
 		}
 		if s != nil && s.end.IsZero() {
 			s.end, s.out = r.Time(), r.Out
+		}
+	}
+	// A fallback runs again only while no earlier run's outcome was
+	// recorded: the run whose outcome its history row holds (by the
+	// instance that wrote it, its last run there) is the last run.
+	fbRuns := map[int64][]*span{}
+	for _, k := range order {
+		if s := spans[k]; s.fallback {
+			fbRuns[s.task] = append(fbRuns[s.task], s)
+		}
+	}
+	for _, fr := range in.Fallbacks {
+		runs := fbRuns[fr.Task]
+		var rec *span // the recorded run: the last on fr.Worker
+		for _, s := range runs {
+			if s.inst == fr.Worker && (rec == nil || s.start.After(rec.start)) {
+				rec = s
+			}
+		}
+		if rec == nil {
+			continue // its start record is written before the fallback is called: not seen only if the history is missing
+		}
+		for _, s := range runs {
+			if s.start.After(rec.start) {
+				at = s.start
+				bad(InvExecOnce, "task %d fallback run again on %s at %s after its outcome (%s) was recorded by the run on %s at %s", fr.Task, s.inst, clock(s.start), fr.Outcome, rec.inst, clock(rec.start))
+			}
 		}
 	}
 	byTask := map[int64][]*span{}
@@ -763,10 +794,9 @@ func clockOr(t time.Time, none string) string {
 // own, and one whose outcome was not recorded (its process killed, its
 // context ended, Stop unable to write it through an outage) is run again
 // by whichever instance takes the task next. Any run that ended, or whose
-// process died, may be followed by another; overlapping runs are still
-// attempt-overlap. (Telling a re-run after an unrecorded outcome from a
-// second claim of a recorded one needs the fallback's history row: not
-// read yet.)
+// process died, may be followed by another here; overlapping runs are
+// still attempt-overlap, and a run after the one whose outcome the
+// fallback's history row records is exec-once (Check, Input.Fallbacks).
 func fallbackRunAgain(in Input, s *span) bool {
 	if _, died := in.Died[s.inst]; died {
 		return true

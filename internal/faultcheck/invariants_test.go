@@ -217,7 +217,7 @@ func TestCheckFallbackRunAgain(t *testing.T) {
 		n := len(h.in.Records)
 		h.in.Records[n-2].Fallback, h.in.Records[n-1].Fallback = true, true
 	}
-	build := func(firstOut string, died bool, secondAt int) Input {
+	build := func(firstOut string, died bool, secondAt int, recordedBy ...string) Input {
 		h := newHistory()
 		h.call("0-0-0", 1, TaskFallback, runtime.StateRecovered, 2, 0, nil)
 		h.exec(1, 1, "w0.0", 10, 20, OutFail)
@@ -227,6 +227,9 @@ func TestCheckFallbackRunAgain(t *testing.T) {
 			h.in.Died["w0.1"] = h.t0.Add(70 * time.Millisecond)
 		}
 		fallback(h, "w1.0", secondAt, secondAt+10, OutOK)
+		for _, w := range recordedBy {
+			h.in.Fallbacks = append(h.in.Fallbacks, AttemptRow{Task: 1, Attempt: 2, Outcome: runtime.OutcomeSucceeded, Worker: w})
+		}
 		return h.in
 	}
 	if vs := invariants(Check(build(OutOK, true, 3000))); vs[InvExecOnce] > 0 || vs[InvAttemptOverlap] > 0 {
@@ -237,6 +240,12 @@ func TestCheckFallbackRunAgain(t *testing.T) {
 	}
 	if vs := invariants(Check(build(OutOK, false, 3000))); vs[InvExecOnce] > 0 {
 		t.Errorf("a fallback run again after its first run ended (its outcome not recorded): %v, want no exec-once", vs)
+	}
+	if vs := invariants(Check(build(OutOK, false, 3000, "w1.0"))); vs[InvExecOnce] > 0 {
+		t.Errorf("a fallback run again, the second run's outcome recorded: %v, want no exec-once", vs)
+	}
+	if vs := invariants(Check(build(OutOK, false, 3000, "w0.1"))); vs[InvExecOnce] == 0 {
+		t.Errorf("a fallback run again after the first run's outcome was recorded: %v, want exec-once", vs)
 	}
 	if vs := invariants(Check(build(OutCancelled, false, 55))); vs[InvAttemptOverlap] == 0 {
 		t.Errorf("two overlapping runs of a fallback: %v, want attempt-overlap", vs)
@@ -263,5 +272,43 @@ func TestCheckChargedUnrunAfterPartition(t *testing.T) {
 	}
 	if vs := invariants(Check(build(false))); vs[InvChargedUnrun] == 0 {
 		t.Errorf("charged to an instance that only lost a claim's answer: %v, want charged-unrun", vs)
+	}
+}
+
+// A retry budget's count of first attempts holds each call once: a call
+// whose first attempt was given back (undecodable here) and ran again is
+// one first attempt; counted once per give-back (#22 break 6), the count
+// runs ahead of the histories. The given-back attempt runs again under its
+// number without exec-once.
+func TestCheckRetryBudget(t *testing.T) {
+	build := func(counted int) Input {
+		h := newHistory()
+		for i := range 10 {
+			id := int64(i + 1)
+			h.call("0-"+string(rune('a'+i))+"-0", id, TaskBudget, runtime.StateSucceeded, 1, 0, nil)
+			h.exec(id, 1, "w0.0", 10, 12, OutGivenBack)
+			h.exec(id, 1, "w1.0", 20, 30, OutOK)
+		}
+		h.in.Budget = &BudgetRow{Start: h.t0.UnixMilli(), Firsts: counted}
+		return h.in
+	}
+	if vs := invariants(Check(build(10))); len(vs) > 0 {
+		t.Errorf("each call counted once: %v, want none", vs)
+	}
+	if vs := invariants(Check(build(20))); vs[InvRetryBudget] == 0 {
+		t.Errorf("each call counted twice (once per give-back): %v, want retry-budget", vs)
+	}
+}
+
+// A big submit the worker saw still unanswered after BigAnswerWithin is an
+// answer violation even if its process was killed later (#22 break 7).
+func TestCheckBigSubmitWaiting(t *testing.T) {
+	h := newHistory()
+	h.in.Records = append(h.in.Records,
+		Record{Kind: KindSubmit, Ev: "begin", At: h.at(0), Inst: "w0.0", Op: "0-2-0", Name: TaskPlain, Via: "big"},
+		Record{Kind: KindSubmit, Ev: "waiting", At: h.at(10_000), Inst: "w0.0", Op: "0-2-0", Name: TaskPlain, Via: "big"})
+	h.in.Died["w0.0"] = h.t0.Add(12 * time.Second)
+	if vs := invariants(Check(h.in)); vs[InvAnswer] != 1 {
+		t.Errorf("a big submit unanswered after %s, its process killed later: %v, want one answer violation", BigAnswerWithin, vs)
 	}
 }

@@ -165,6 +165,9 @@ type CallSpec struct {
 	// HoldTx keeps a ViaTxCommit transaction open this long after its
 	// SubmitTx before committing it (order-tx).
 	HoldTx time.Duration
+	// Delay is how long after the previous call's answer this call is
+	// submitted.
+	Delay time.Duration
 }
 
 // Operation is what a slot does at one step: one call, or a few that go
@@ -311,6 +314,12 @@ func Generate(seed uint64, slot, k int, f Features) Operation {
 			u := CallSpec{Op: id(0), Task: TaskPlain, Args: args(0), Via: ViaSubmit}
 			u.Args.WorkMS, u.Args.Fail = 1500+r.IntN(1500), 0
 			d := CallSpec{Op: id(1), Task: TaskPlain, Args: args(1), Via: ViaSubmit, After: []int{0}}
+			op.Calls = []CallSpec{u, d}
+		}},
+		{6, f[FeatureDeps], func() { // U of 0–3 ms, D after U submitted 0–3 ms after U's answer: D's submit meets U's finish (#22 break 3a: a dependent submit rolled back for a deadlock against a batch of finishes and retried)
+			u := CallSpec{Op: id(0), Task: TaskPlain, Args: args(0), Via: ViaSubmit}
+			u.Args.WorkMS, u.Args.Fail = r.IntN(4), 0
+			d := CallSpec{Op: id(1), Task: TaskPlain, Args: args(1), Via: ViaSubmit, After: []int{0}, Delay: time.Duration(r.IntN(4)) * time.Millisecond}
 			op.Calls = []CallSpec{u, d}
 		}},
 		{4, f[FeatureDeps], func() { // a diamond A → B, C → D in one SubmitGroup

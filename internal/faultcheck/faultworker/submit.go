@@ -89,6 +89,9 @@ func (w *worker) do(ctx context.Context, op faultcheck.Operation) {
 		if !known {
 			return
 		}
+		if cs.Delay > 0 {
+			time.Sleep(cs.Delay)
+		}
 		if cs.RunAfter > 0 {
 			c.RunAt = time.Now().Add(cs.RunAfter)
 			recs[i].RunAt = c.RunAt.UnixMicro()
