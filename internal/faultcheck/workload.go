@@ -60,6 +60,7 @@ var FixedBreaks = map[string]string{
 	FeatureOrderTx:    "#22 break 2a (keyed SubmitTx in a long transaction): invariant order-overlap / order-submit",
 	FeatureOrderFlow:  "#22 break 4 (an order key on a flow-controlled task accepted with After or in a group): invariant refusal",
 	FeatureRetryAfter: "#22 break 10 (RetryAfter repeats attempt numbers): invariant exec-once",
+	FeatureOperator:   "#22 break 5 (a task discarded while blocked and requeued loses its dependencies): the discard-blocked-requeue action, invariant deps-order",
 	FeatureBudget:     "#22 break 6 (a first attempt given back counts again in its group's retry budget): invariant retry-budget",
 	FaultPartition:    "#22 break 1 (a cut-off instance runs on): invariant attempt-overlap",
 	FaultClaimCut:     "#22 break 8 (a lost claim COMMIT charges an attempt): invariant charged-unrun; with the cut matching READ COMMITTED too, terminal (a flow group's lock held by a cut session stalled the gated claim: fixed by its wait limit)",
