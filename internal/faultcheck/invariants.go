@@ -397,6 +397,9 @@ func Check(in Input) []Violation {
 		}
 	}
 	for _, fr := range in.Fallbacks {
+		if fr.Outcome == runtime.OutcomeLeaseExpired {
+			continue // written by the rescuer for a run whose outcome was not recorded
+		}
 		runs := fbRuns[fr.Task]
 		var rec *span // the recorded run: the last on fr.Worker
 		for _, s := range runs {

@@ -2,6 +2,7 @@ package faultcheck
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -209,15 +210,20 @@ func TestGenerateIsReproducible(t *testing.T) {
 
 // A fallback has no attempt number of its own: run again after its process
 // died (or its context ended) it is the same fallback, and that is no
-// exec-once violation, nor after its first run ended unrecorded; two runs
-// that overlap are attempt-overlap either way.
+// exec-once violation, nor after its first run ended unrecorded (no
+// fallback row names it, or only the rescuer's lease_expired row); a run
+// after the run whose outcome the fallback row records is; two runs that
+// overlap are attempt-overlap either way.
 func TestCheckFallbackRunAgain(t *testing.T) {
 	fallback := func(h *history, inst string, ms, end int, out string) {
 		h.exec(1, 2, inst, ms, end, out)
 		n := len(h.in.Records)
 		h.in.Records[n-2].Fallback, h.in.Records[n-1].Fallback = true, true
 	}
-	build := func(firstOut string, died bool, secondAt int, recordedBy ...string) Input {
+	// build: attempts 1 and 2 fail, the fallback runs on w0.1 (firstOut)
+	// and again on w1.0 at secondAt; rows are the fallback's history rows
+	// ("instance:outcome").
+	build := func(firstOut string, died bool, secondAt int, rows ...string) Input {
 		h := newHistory()
 		h.call("0-0-0", 1, TaskFallback, runtime.StateRecovered, 2, 0, nil)
 		h.exec(1, 1, "w0.0", 10, 20, OutFail)
@@ -227,8 +233,9 @@ func TestCheckFallbackRunAgain(t *testing.T) {
 			h.in.Died["w0.1"] = h.t0.Add(70 * time.Millisecond)
 		}
 		fallback(h, "w1.0", secondAt, secondAt+10, OutOK)
-		for _, w := range recordedBy {
-			h.in.Fallbacks = append(h.in.Fallbacks, AttemptRow{Task: 1, Attempt: 2, Outcome: runtime.OutcomeSucceeded, Worker: w})
+		for _, r := range rows {
+			w, out, _ := strings.Cut(r, ":")
+			h.in.Fallbacks = append(h.in.Fallbacks, AttemptRow{Task: 1, Attempt: 2, Outcome: out, Worker: w})
 		}
 		return h.in
 	}
@@ -241,10 +248,13 @@ func TestCheckFallbackRunAgain(t *testing.T) {
 	if vs := invariants(Check(build(OutOK, false, 3000))); vs[InvExecOnce] > 0 {
 		t.Errorf("a fallback run again after its first run ended (its outcome not recorded): %v, want no exec-once", vs)
 	}
-	if vs := invariants(Check(build(OutOK, false, 3000, "w1.0"))); vs[InvExecOnce] > 0 {
+	if vs := invariants(Check(build(OutOK, false, 3000, "w1.0:"+runtime.OutcomeSucceeded))); vs[InvExecOnce] > 0 {
 		t.Errorf("a fallback run again, the second run's outcome recorded: %v, want no exec-once", vs)
 	}
-	if vs := invariants(Check(build(OutOK, false, 3000, "w0.1"))); vs[InvExecOnce] == 0 {
+	if vs := invariants(Check(build(OutOK, true, 3000, "w0.1:"+runtime.OutcomeLeaseExpired, "w1.0:"+runtime.OutcomeSucceeded))); vs[InvExecOnce] > 0 {
+		t.Errorf("a fallback run again after the rescuer charged the first run (lease_expired): %v, want no exec-once", vs)
+	}
+	if vs := invariants(Check(build(OutOK, false, 3000, "w0.1:"+runtime.OutcomeSucceeded))); vs[InvExecOnce] == 0 {
 		t.Errorf("a fallback run again after the first run's outcome was recorded: %v, want exec-once", vs)
 	}
 	if vs := invariants(Check(build(OutCancelled, false, 55))); vs[InvAttemptOverlap] == 0 {
