@@ -365,7 +365,10 @@ func runTarget(t *testing.T, tg target) {
 	}
 	d.stopAll()
 
-	in := Input{Died: d.died, CutOff: d.cutOff, Partitioned: d.partitioned}
+	in := Input{Died: d.died, CutOff: d.cutOff, Partitioned: d.partitioned, Stopped: map[string]bool{}}
+	for p := range d.cleanly {
+		in.Stopped[p.id] = true
+	}
 	if in.Records, err = ReadHistories(d.dir); err != nil {
 		t.Fatal(err)
 	}

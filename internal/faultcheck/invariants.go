@@ -126,6 +126,11 @@ type Input struct {
 	// rescuer charges it (docs/semantics.md, "A lost COMMIT answer": not
 	// guaranteed), so an attempt charged to them and never run is allowed.
 	Partitioned map[string]bool
+	// Stopped lists the instances the nemesis stopped with SIGTERM
+	// (Runtime.Stop): an attempt of theirs cancelled by the shutdown is
+	// given back undone and runs again under its number (a Sync first
+	// attempt begun as the process was told to stop, typically).
+	Stopped map[string]bool
 	// Fallbacks are the fallback rows of argo_task_attempt (kind
 	// fallback): a fallback's outcome as recorded, with the instance whose
 	// run recorded it.
@@ -350,9 +355,10 @@ func Check(in Input) []Violation {
 		base := ekey{r.Task, r.Attempt, r.Fallback, 0}
 		k := ekey{r.Task, r.Attempt, r.Fallback, runs[base]}
 		s := spans[k]
-		if r.Ev == "start" && s != nil && !r.Fallback && (s.out == OutGivenBack || s.out == OutBadArgs) {
-			// Given back undecodable (Args.GiveBack): the attempt was undone
-			// and runs again under its number (docs/flow-control.md).
+		if r.Ev == "start" && s != nil && !r.Fallback && (s.out == OutGivenBack || s.out == OutBadArgs || s.out == OutCancelled && in.Stopped[s.inst]) {
+			// Given back undecodable (Args.GiveBack), or interrupted by its
+			// instance's shutdown: the attempt was undone and runs again
+			// under its number (docs/flow-control.md, docs/semantics.md).
 			runs[base]++
 			k.run = runs[base]
 			s = nil

@@ -322,3 +322,23 @@ func TestCheckBigSubmitWaiting(t *testing.T) {
 		t.Errorf("a big submit unanswered after %s, its process killed later: %v, want one answer violation", BigAnswerWithin, vs)
 	}
 }
+
+// An attempt cancelled by its instance's shutdown (Stop) is given back
+// undone and runs again under its number: no exec-once then; cancelled on
+// an instance that was not stopped, the same number again is.
+func TestCheckAttemptAgainAfterStop(t *testing.T) {
+	build := func(stopped bool) Input {
+		h := newHistory()
+		h.call("0-0-0", 1, TaskSync, runtime.StateSucceeded, 1, 0, nil)
+		h.exec(1, 1, "w1.0", 10, 20, OutCancelled)
+		h.exec(1, 1, "w2.2", 800, 810, OutOK)
+		h.in.Stopped = map[string]bool{"w1.0": stopped}
+		return h.in
+	}
+	if vs := invariants(Check(build(true))); vs[InvExecOnce] > 0 {
+		t.Errorf("attempt 1 again after Stop interrupted it: %v, want no exec-once", vs)
+	}
+	if vs := invariants(Check(build(false))); vs[InvExecOnce] == 0 {
+		t.Errorf("attempt 1 again after a cancel on an instance not stopped: %v, want exec-once", vs)
+	}
+}
