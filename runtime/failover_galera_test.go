@@ -3,53 +3,13 @@ package runtime
 import (
 	"context"
 	"database/sql"
-	"os"
-	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/argo-retry/argo/internal/testdb"
 	"github.com/go-sql-driver/mysql"
 )
-
-// galeraCluster returns the nodes' driver DSNs and the commands that kill
-// and start a node (append its number), from the environment that
-// scripts/galera.sh env prints; the test is skipped (fails under CI) without
-// it. The cluster's disruption lock is held until the test ends.
-func galeraCluster(t *testing.T) (nodes []string, kill, start string) {
-	t.Helper()
-	env, kill, start := os.Getenv("ARGO_TEST_GALERA_DSNS"), os.Getenv("ARGO_TEST_GALERA_KILL_NODE"), os.Getenv("ARGO_TEST_GALERA_START_NODE")
-	if env == "" || kill == "" || start == "" {
-		msg := "ARGO_TEST_GALERA_DSNS, _KILL_NODE and _START_NODE are not set: start a cluster with scripts/galera.sh start DIR and eval \"$(scripts/galera.sh env DIR)\""
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	if lock := os.Getenv("ARGO_TEST_GALERA_LOCK"); lock != "" {
-		f, err := os.OpenFile(lock, os.O_CREATE|os.O_RDWR, 0o644)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() })
-	}
-	return strings.Split(env, ","), kill, start
-}
-
-// nodeCommand runs a kill or start command of the cluster for node n.
-func nodeCommand(t *testing.T, command string, n int) {
-	t.Helper()
-	began := time.Now()
-	out, err := exec.Command("sh", "-c", command+" "+string(rune('0'+n))).CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s %d: %v\n%s", command, n, err, out)
-	}
-	t.Logf("%s %d (%s)", command, n, time.Since(began).Round(time.Millisecond))
-}
 
 // electedNode returns the index of the node argo should write through: the
 // Synced node of the primary component with the lowest wsrep_gcomm_uuid,
@@ -95,7 +55,8 @@ func electedNode(t *testing.T, nodes []string) int {
 // accepted submit's row is there at the end (nothing lost across the
 // failovers).
 func TestGaleraFailover(t *testing.T) {
-	nodes, kill, start := galeraCluster(t)
+	g := testdb.DisruptGaleraCluster(t) // nodes the test leaves down are started again when it ends
+	nodes := g.ServerDSNs()
 	var addrs []string
 	var user string
 	for _, n := range nodes {
@@ -143,14 +104,8 @@ func TestGaleraFailover(t *testing.T) {
 	w1 := electedNode(t, nodes)
 	onServer(t, rt.DB(), addrs[w1], 10*time.Second)
 
-	down := map[int]bool{} // killed and not yet started again: started when the test ends early
-	t.Cleanup(func() {
-		for n := range down {
-			nodeCommand(t, start, n)
-		}
-	})
-	killNode := func(n int) { down[n] = true; nodeCommand(t, kill, n) }
-	startNode := func(n int) { nodeCommand(t, start, n); delete(down, n) }
+	killNode := func(n int) { g.KillNode(t, n) }
+	startNode := func(n int) { g.StartNode(t, n) }
 
 	killed1 := time.Now()
 	killNode(w1 + 1)

@@ -7,45 +7,21 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/argo-retry/argo/internal/testdb"
 	"github.com/go-sql-driver/mysql"
 )
 
-// galeraNodesShared returns the cluster's node DSNs, skipping the test
-// (failing under CI) without ARGO_TEST_GALERA_DSNS, and holds the cluster's
+// galeraNodesShared returns the cluster's node DSNs (testdb.GaleraCluster:
+// skipped, or failed under CI, without a cluster) and holds the cluster's
 // disruption lock shared until the test ends: no test kills or isolates a
-// node meanwhile (they take it exclusive), while tests that only read and
-// write run beside this one.
+// node meanwhile, while tests that only read and write run beside this one.
 func galeraNodesShared(t *testing.T) []string {
 	t.Helper()
-	env := os.Getenv("ARGO_TEST_GALERA_DSNS")
-	if env == "" {
-		msg := "ARGO_TEST_GALERA_DSNS is not set: start a cluster with scripts/galera.sh start DIR and eval \"$(scripts/galera.sh env DIR)\""
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	if lock := os.Getenv("ARGO_TEST_GALERA_LOCK"); lock != "" {
-		f, err := os.OpenFile(lock, os.O_CREATE|os.O_RDWR, 0o644)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() })
-	}
-	nodes := strings.Split(env, ",")
-	if len(nodes) < 3 {
-		t.Fatalf("ARGO_TEST_GALERA_DSNS names %d nodes, want 3", len(nodes))
-	}
-	return nodes
+	return testdb.GaleraCluster(t).ServerDSNs()
 }
 
 // nodeWrites is what one node counted of one account's work

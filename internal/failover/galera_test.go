@@ -4,12 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"os"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/argo-retry/argo/internal/testdb"
 	"github.com/go-sql-driver/mysql"
 )
 
@@ -17,34 +16,12 @@ import (
 // nodes' DSNs, comma-separated, as scripts/galera.sh env prints them). They
 // take one node out of service at a time, holding ARGO_TEST_GALERA_LOCK.
 
-// galeraNodes returns the nodes' driver DSNs, skipping the test (failing
-// under CI) when no cluster is given, and holds the cluster's disruption
-// lock until the test ends.
+// galeraNodes returns the nodes' driver DSNs (testdb.DisruptGaleraCluster:
+// skipped, or failed under CI, without a cluster) and holds the cluster's
+// disruption lock until the test ends.
 func galeraNodes(t *testing.T) []string {
 	t.Helper()
-	env := os.Getenv("ARGO_TEST_GALERA_DSNS")
-	if env == "" {
-		msg := "ARGO_TEST_GALERA_DSNS is not set: start a cluster with scripts/galera.sh start DIR and eval \"$(scripts/galera.sh env DIR)\""
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	nodes := strings.Split(env, ",")
-	if len(nodes) < 3 {
-		t.Fatalf("ARGO_TEST_GALERA_DSNS names %d nodes, want 3", len(nodes))
-	}
-	if lock := os.Getenv("ARGO_TEST_GALERA_LOCK"); lock != "" {
-		f, err := os.OpenFile(lock, os.O_CREATE|os.O_RDWR, 0o644)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() })
-	}
-	return nodes
+	return testdb.DisruptGaleraCluster(t).ServerDSNs()
 }
 
 // galeraNodesShared is galeraNodes with the disruption lock held shared:
@@ -52,25 +29,7 @@ func galeraNodes(t *testing.T) []string {
 // while it runs.
 func galeraNodesShared(t *testing.T) []string {
 	t.Helper()
-	env := os.Getenv("ARGO_TEST_GALERA_DSNS")
-	if env == "" {
-		msg := "ARGO_TEST_GALERA_DSNS is not set: start a cluster with scripts/galera.sh start DIR and eval \"$(scripts/galera.sh env DIR)\""
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	if lock := os.Getenv("ARGO_TEST_GALERA_LOCK"); lock != "" {
-		f, err := os.OpenFile(lock, os.O_CREATE|os.O_RDWR, 0o644)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() })
-	}
-	return strings.Split(env, ",")
+	return testdb.GaleraCluster(t).ServerDSNs()
 }
 
 // electedIndex returns the index of the node the connector should write
