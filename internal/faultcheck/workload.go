@@ -27,7 +27,7 @@ const (
 	FeatureTxRollback = "tx-rollback" // SubmitTx in transactions rolled back (with ordered keys on SQLite it found a rolled-back call's commit watcher claiming the next call's row, which took its id; fixed: the watcher claims by submit token)
 	FeatureDeps       = "deps"        // dependency chains (Submit with After) and diamonds (SubmitGroup)
 	FeatureOrder      = "order"       // ordered keys (Submit with OrderKey), keys shared by every process
-	FeatureOperator   = "operator"    // operator actions at random moments: discard (also reviewed), force-fail, run-now, requeue, breaker open/close
+	FeatureOperator   = "operator"    // operator actions at random moments: discard (also reviewed), force-fail, run-now, transient-fail, requeue, breaker open/close
 	FeatureFlow       = "flow"        // a concurrency cap and a rate limit shared by every process
 	FeatureOrderTx    = "order-tx"    // ordered keys written by SubmitTx inside longer transactions (#22 break 2a)
 	FeatureOrderFlow  = "order-flow"  // an order key on a flow-controlled task with After or in a group, which must be refused (#22 break 4)
