@@ -247,13 +247,13 @@ type driver struct {
 func runTarget(t *testing.T, tg target) {
 	s := loadSettings(t, tg.bound)
 	if tg.engine == "galera" {
-		if *flagExpect == "" && os.Getenv("FAULTCHECK_EXPECT") == "" {
+		if *flagExpect == "" && os.Getenv("FAULTCHECK_EXPECT") == "" && len(GaleraExpected) > 0 {
 			for _, inv := range GaleraExpected {
 				s.expect[inv] = true
 			}
 			t.Logf("faultcheck galera: %v logged, not failed (GaleraExpected)", GaleraExpected)
 		}
-		if *flagFeatures == "" && os.Getenv("FAULTCHECK_FEATURES") == "" {
+		if *flagFeatures == "" && os.Getenv("FAULTCHECK_FEATURES") == "" && len(GaleraOff) > 0 {
 			for _, f := range GaleraOff {
 				delete(s.features, f)
 			}
