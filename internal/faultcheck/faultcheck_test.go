@@ -247,13 +247,13 @@ type driver struct {
 func runTarget(t *testing.T, tg target) {
 	s := loadSettings(t, tg.bound)
 	if tg.engine == "galera" {
-		if *flagExpect == "" && os.Getenv("FAULTCHECK_EXPECT") == "" {
+		if *flagExpect == "" && os.Getenv("FAULTCHECK_EXPECT") == "" && len(GaleraExpected) > 0 {
 			for _, inv := range GaleraExpected {
 				s.expect[inv] = true
 			}
 			t.Logf("faultcheck galera: %v logged, not failed (GaleraExpected)", GaleraExpected)
 		}
-		if *flagFeatures == "" && os.Getenv("FAULTCHECK_FEATURES") == "" {
+		if *flagFeatures == "" && os.Getenv("FAULTCHECK_FEATURES") == "" && len(GaleraOff) > 0 {
 			for _, f := range GaleraOff {
 				delete(s.features, f)
 			}
@@ -365,7 +365,14 @@ func runTarget(t *testing.T, tg target) {
 	}
 	d.stopAll()
 
-	in := Input{Died: d.died, CutOff: d.cutOff, Partitioned: d.partitioned, Stopped: map[string]bool{}}
+	in := Input{Died: d.died, CutOff: d.cutOff, Partitioned: d.partitioned, Stopped: map[string]bool{}, Injecting: map[string]bool{}}
+	if s.features[FeatureOperator] {
+		for _, p := range d.all {
+			if p.slot == InjectSlot {
+				in.Injecting[p.id] = true
+			}
+		}
+	}
 	for p := range d.cleanly {
 		in.Stopped[p.id] = true
 	}
@@ -375,6 +382,7 @@ func runTarget(t *testing.T, tg target) {
 	in.Rows, in.Attempts = readTables(t, ctx, db)
 	in.Budget = readBudget(t, ctx, db)
 	in.Fallbacks = readFallbacks(t, ctx, db)
+	in.TransientTrail = readTransientTrail(t, ctx, db)
 	var vs, known []Violation
 	for _, v := range Check(in) {
 		if s.expect[v.Inv] {
@@ -672,13 +680,13 @@ func readTables(t *testing.T, ctx context.Context, db *sql.DB) ([]Row, []Attempt
 	}
 	rs.Close()
 	var atts []AttemptRow
-	rs, err = db.QueryContext(ctx, "SELECT task_pk, attempt, outcome, worker FROM argo_task_attempt WHERE kind = 'attempt'")
+	rs, err = db.QueryContext(ctx, "SELECT task_pk, attempt, outcome, worker, SUBSTR(COALESCE(error_msg, ''), 1, 80) FROM argo_task_attempt WHERE kind = 'attempt'")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for rs.Next() {
 		var a AttemptRow
-		if err := rs.Scan(&a.Task, &a.Attempt, &a.Outcome, &a.Worker); err != nil {
+		if err := rs.Scan(&a.Task, &a.Attempt, &a.Outcome, &a.Worker, &a.Error); err != nil {
 			t.Fatal(err)
 		}
 		atts = append(atts, a)
@@ -689,6 +697,29 @@ func readTables(t *testing.T, ctx context.Context, db *sql.DB) ([]Row, []Attempt
 	rs.Close()
 	sort.Slice(rows, func(i, j int) bool { return rows[i].ID < rows[j].ID })
 	return rows, atts
+}
+
+// readTransientTrail counts the transient-fail requests in the operator
+// trail, by task.
+func readTransientTrail(t *testing.T, ctx context.Context, db *sql.DB) map[int64]int {
+	t.Helper()
+	rs, err := db.QueryContext(ctx, "SELECT task_pk FROM argo_operator_action WHERE action = ?", runtime.ActionTransientFail)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	out := map[int64]int{}
+	for rs.Next() {
+		var id int64
+		if err := rs.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		out[id]++
+	}
+	if err := rs.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // readFallbacks reads the fallback rows of argo_task_attempt.

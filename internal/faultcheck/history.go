@@ -22,6 +22,10 @@ const (
 	KindSubmit = "submit" // a call submitted, Ev begin or end
 	KindReady  = "ready"  // the process's runtime has started (SIGTERM now stops it gracefully)
 	KindDone   = "done"   // the process has submitted its last operation
+	// KindInjected: an attempt (Task, Attempt) that argo failed by an
+	// operator's transient-fail without calling the function, as the
+	// worker saw it fail (written before its outcome is recorded).
+	KindInjected = "injected"
 )
 
 // Submit answers, as the wrapper returned them.

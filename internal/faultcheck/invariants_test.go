@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/argo-retry/argo/internal/storage"
 	"github.com/argo-retry/argo/runtime"
 )
 
@@ -340,5 +341,141 @@ func TestCheckAttemptAgainAfterStop(t *testing.T) {
 	}
 	if vs := invariants(Check(build(false))); vs[InvExecOnce] == 0 {
 		t.Errorf("attempt 1 again after a cancel on an instance not stopped: %v, want exec-once", vs)
+	}
+}
+
+// op records an operator's action on task id, begun at ms and answered at
+// end.
+func (h *history) op(act string, id int64, ms, end int, answer string) {
+	h.in.Records = append(h.in.Records,
+		Record{Kind: KindOperator, Ev: act + ":begin", At: h.at(ms), Inst: "operator", Task: id},
+		Record{Kind: KindOperator, Ev: act, At: h.at(end), Inst: "operator", Task: id, Answer: answer})
+}
+
+// injected records that inst saw argo fail attempt of task id by injection
+// at ms, and writes its history row.
+func (h *history) injected(id int64, attempt int, inst string, ms int) {
+	h.in.Records = append(h.in.Records, Record{Kind: KindInjected, At: h.at(ms), Inst: inst, Task: id, Attempt: attempt})
+	h.in.Attempts = append(h.in.Attempts, AttemptRow{Task: id, Attempt: attempt, Outcome: runtime.OutcomeFailed, Worker: inst,
+		Error: storage.InjectedFailurePrefix + " by an operator's transient-fail"})
+}
+
+// TestCheckTransientFail: an attempt failed by an operator's transient-fail
+// request must follow a request, one each, with no function start under
+// its number; a call that ran out of attempts that way may end dead.
+func TestCheckTransientFail(t *testing.T) {
+	clean := func(h *history) {
+		h.call("0-0-0", 1, TaskPlain, runtime.StateSucceeded, 2, 0, nil)
+		h.op(ActTransientFail, 1, 5, 8, "ok")
+		h.injected(1, 1, "w0.0", 10)
+		h.exec(1, 2, "w1.0", 40, 50, OutOK)
+		h.call("0-1-0", 2, TaskOnce, runtime.StateDead, 1, 0, nil) // its only attempt failed by injection
+		h.op(ActTransientFail, 2, 5, 8, "ok")
+		h.injected(2, 1, "w1.0", 12)
+		h.in.TransientTrail = map[int64]int{1: 1, 2: 1}
+	}
+	h := newHistory()
+	clean(h)
+	if vs := Check(h.in); len(vs) > 0 {
+		t.Fatalf("a clean history has violations: %+v", vs)
+	}
+	cases := map[string]func(h *history){
+		"more injected than requests": func(h *history) {
+			h.injected(1, 2, "w1.0", 30) // and attempt 2 failed by injection too
+			h.in.TransientTrail[1] = 2   // even if the trail agreed
+		},
+		"more injected than the trail": func(h *history) {
+			h.op(ActTransientFail, 1, 20, 22, "error") // a request whose answer was lost
+			h.injected(1, 2, "w1.0", 30)
+		},
+		"injected before the request": func(h *history) {
+			h.in.Records[len(h.in.Records)-1].At = h.at(1) // the worker's record of task 2's injection
+		},
+		"the function ran": func(h *history) {
+			h.exec(2, 1, "w1.0", 11, 12, OutFail)
+		},
+		"no worker record": func(h *history) {
+			h.in.Records = h.in.Records[:len(h.in.Records)-1]
+		},
+		"the trail lost a request": func(h *history) {
+			delete(h.in.TransientTrail, 2)
+		},
+	}
+	for name, mod := range cases {
+		t.Run(name, func(t *testing.T) {
+			h := newHistory()
+			clean(h)
+			mod(h)
+			if got := invariants(Check(h.in)); got[InvTransientFail] == 0 {
+				t.Errorf("invariant %s did not fire; violations: %v", InvTransientFail, got)
+			}
+		})
+	}
+	t.Run("undone run before", func(t *testing.T) {
+		h := newHistory()
+		clean(h)
+		h.in.Stopped = map[string]bool{"w0.9": true}
+		h.exec(2, 1, "w0.9", 2, 6, OutCancelled) // given back at Stop, then injected under its number
+		if vs := Check(h.in); len(vs) > 0 {
+			t.Fatalf("violations: %+v", vs)
+		}
+	})
+}
+
+// TestCheckForceFail: a force-failed task starts nothing after the action
+// (a fallback neither), and no attempt of it runs throughout the action
+// (force-fail refuses a task a worker holds).
+func TestCheckForceFail(t *testing.T) {
+	clean := func(h *history) {
+		h.call("0-0-0", 1, TaskFallback, runtime.StateDead, 2, 0, nil)
+		h.exec(1, 1, "w0.0", 10, 20, OutFail)
+		h.exec(1, 2, "w0.0", 30, 40, OutFail)
+		h.op(ActForceFail, 1, 45, 50, "ok") // exhausted, before its fallback
+	}
+	h := newHistory()
+	clean(h)
+	if vs := Check(h.in); len(vs) > 0 {
+		t.Fatalf("a clean history has violations: %+v", vs)
+	}
+	cases := map[string]func(h *history){
+		"fallback after": func(h *history) {
+			h.in.Records = append(h.in.Records,
+				Record{Kind: KindExec, Ev: "start", At: h.at(60), Inst: "w1.0", Task: 1, Attempt: 2, Fallback: true, Op: "0-0-0", Sum: Sum(h.args["0-0-0"])},
+				Record{Kind: KindExec, Ev: "end", At: h.at(61), Inst: "w1.0", Task: 1, Attempt: 2, Fallback: true, Op: "0-0-0", Out: OutOK})
+		},
+		"running throughout": func(h *history) {
+			h.in.Records = h.in.Records[:len(h.in.Records)-4] // attempt 2 runs from 30 to 70: across the force-fail
+			h.exec(1, 2, "w0.0", 30, 70, OutFail)
+			h.op(ActForceFail, 1, 45, 50, "ok")
+		},
+	}
+	for name, mod := range cases {
+		t.Run(name, func(t *testing.T) {
+			h := newHistory()
+			clean(h)
+			mod(h)
+			if got := invariants(Check(h.in)); got[InvOperator] == 0 {
+				t.Errorf("invariant %s did not fire; violations: %v", InvOperator, got)
+			}
+		})
+	}
+}
+
+// TestCheckChargedUnrunOnInjectingWorker: an attempt charged and never
+// started is excused on the worker that runs with fault injection (lost
+// in its read of the requests), and on no other.
+func TestCheckChargedUnrunOnInjectingWorker(t *testing.T) {
+	for _, c := range []struct {
+		worker string
+		want   int
+	}{{"w0.1", 0}, {"w1.0", 1}} {
+		h := newHistory()
+		h.in.Injecting = map[string]bool{"w0.1": true}
+		h.call("0-0-0", 1, TaskPlain, runtime.StateSucceeded, 2, 0, nil)
+		h.in.Attempts = []AttemptRow{{Task: 1, Attempt: 1, Outcome: runtime.OutcomeLeaseExpired, Worker: c.worker}}
+		h.exec(1, 2, "w1.0", 3000, 3010, OutOK)
+		if got := invariants(Check(h.in))[InvChargedUnrun]; got != c.want {
+			t.Errorf("charged to %s: %d charged-unrun violations, want %d", c.worker, got, c.want)
+		}
 	}
 }

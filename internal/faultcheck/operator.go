@@ -20,7 +20,7 @@ import (
 const (
 	ActDiscard   = "discard"        // Inspector.Discard of a pending, retrying or blocked task
 	ActReviewed  = "discard-review" // RequestDiscard by one operator, ApproveDiscard by another
-	ActForceFail = "force-fail"     // Inspector.ForceFail of a retrying task
+	ActForceFail = "force-fail"     // Inspector.ForceFail of a pending, blocked, retrying or exhausted task
 	ActRunNow    = "run-now"        // Inspector.RunNow of a scheduled (pending, due later) task
 	ActRequeue   = "requeue"        // Inspector.RequeueAsNew of a dead or discarded task (Record.ID: the new task)
 	// ActBlockedRequeue is Inspector.Discard of a blocked task (its
@@ -29,9 +29,23 @@ const (
 	// Recorded as an ActDiscard and an ActRequeue of the task, each with its
 	// answer.
 	ActBlockedRequeue = "discard-blocked-requeue"
-	ActBreakerOpen    = "breaker-open"  // Inspector.OpenBreaker of the capped group
-	ActBreakerClose   = "breaker-close" // Inspector.CloseBreaker of the capped group
+	// ActTransientFail is Inspector.TransientFail of a pending, running or
+	// retrying task (a third of the time twice): its next attempt fails as
+	// transient without calling the function if the worker of slot
+	// InjectSlot takes it (it runs with Config.FaultInjection).
+	ActTransientFail = "transient-fail"
+	ActBreakerOpen   = "breaker-open"  // Inspector.OpenBreaker of the capped group
+	ActBreakerClose  = "breaker-close" // Inspector.CloseBreaker of the capped group
 )
+
+// InjectSlot is the slot whose worker runs with Config.FaultInjection
+// under the operator feature (the others leave the requests waiting). One
+// worker only: with fault injection on, argo reads the task's requests
+// before each attempt, and an attempt whose read is not answered before its
+// lease ends (the server down) is charged lease_expired without its
+// function having run (seen on MariaDB, seed 6702196171921: 5 attempts in
+// one run); invariant charged-unrun excuses that on this worker alone.
+const InjectSlot = 0
 
 // KindOperator is the kind of an operator's records.
 const KindOperator = "operator"
@@ -89,15 +103,17 @@ func (o *Operator) Act(ctx context.Context) {
 	var act, where string
 	var args []any
 	switch {
-	case x < 30:
+	case x < 28:
 		act, where, args = ActDiscard, "task_status IN (?, ?, ?)", []any{runtime.StatePending, runtime.StateRetrying, runtime.StateBlocked}
-	case x < 45:
+	case x < 40:
 		act, where, args = ActReviewed, "task_status IN (?, ?)", []any{runtime.StatePending, runtime.StateRetrying}
-	case x < 60:
-		act, where, args = ActForceFail, "task_status = ?", []any{runtime.StateRetrying}
-	case x < 75:
+	case x < 54:
+		act, where, args = ActForceFail, "task_status IN (?, ?, ?, ?)", []any{runtime.StatePending, runtime.StateBlocked, runtime.StateRetrying, runtime.StateExhausted}
+	case x < 66:
 		act, where, args = ActRunNow, "task_status = ? AND execute_time > ?", []any{runtime.StatePending, time.Now().Add(200 * time.Millisecond).UnixMilli()}
-	case x < 88:
+	case x < 78:
+		act, where, args = ActTransientFail, "task_status IN (?, ?, ?)", []any{runtime.StatePending, runtime.StateRunning, runtime.StateRetrying}
+	case x < 90:
 		act, where, args = ActBlockedRequeue, "task_status = ?", []any{runtime.StateBlocked}
 	default:
 		act, where, args = ActRequeue, "task_status IN (?, ?) AND requeued_to IS NULL", []any{runtime.StateDead, runtime.StateDiscarded}
@@ -109,6 +125,12 @@ func (o *Operator) Act(ctx context.Context) {
 	if act == ActBlockedRequeue {
 		if o.do(ctx, ActDiscard, id) == nil {
 			o.do(ctx, ActRequeue, id)
+		}
+		return
+	}
+	if act == ActTransientFail && o.r.IntN(3) == 0 {
+		if o.do(ctx, act, id) == nil {
+			o.do(ctx, act, id) // two requests: two attempts fail
 		}
 		return
 	}
@@ -131,6 +153,8 @@ func (o *Operator) do(ctx context.Context, act string, id int64) error {
 		err = o.in.ForceFail(ctx, id, "faultcheck")
 	case ActRunNow:
 		err = o.in.RunNow(ctx, id, "faultcheck")
+	case ActTransientFail:
+		err = o.in.TransientFail(ctx, id, "faultcheck")
 	case ActRequeue:
 		newID, err = o.in.RequeueAsNew(ctx, id, "faultcheck")
 	}

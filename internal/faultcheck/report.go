@@ -48,6 +48,8 @@ func Count(recs []Record, rows int) Figures {
 			f.ByTask[r.Name]++
 		case r.Kind == KindOperator && !strings.HasSuffix(r.Ev, ":begin"):
 			f.Operator[r.Ev+" "+r.Answer]++
+		case r.Kind == KindInjected:
+			f.Operator["attempts failed by injection"]++
 		}
 	}
 	return f

@@ -27,7 +27,7 @@ const (
 	FeatureTxRollback = "tx-rollback" // SubmitTx in transactions rolled back (with ordered keys on SQLite it found a rolled-back call's commit watcher claiming the next call's row, which took its id; fixed: the watcher claims by submit token)
 	FeatureDeps       = "deps"        // dependency chains (Submit with After) and diamonds (SubmitGroup)
 	FeatureOrder      = "order"       // ordered keys (Submit with OrderKey), keys shared by every process
-	FeatureOperator   = "operator"    // operator actions at random moments: discard (also reviewed), force-fail, run-now, requeue, breaker open/close
+	FeatureOperator   = "operator"    // operator actions at random moments: discard (also reviewed), force-fail, run-now, transient-fail, requeue, breaker open/close
 	FeatureFlow       = "flow"        // a concurrency cap and a rate limit shared by every process
 	FeatureOrderTx    = "order-tx"    // ordered keys written by SubmitTx inside longer transactions (#22 break 2a)
 	FeatureOrderFlow  = "order-flow"  // an order key on a flow-controlled task with After or in a group, which must be refused (#22 break 4)
@@ -50,8 +50,11 @@ var DefaultFeatures = []string{FeatureBasic, FeatureOrder, FeatureFlow, FeatureO
 var MariaDBOn = []string{FeatureBigSubmit}
 
 // GaleraOff lists the default features left out on the Galera cluster
-// (KnownBreaks says what each finds there).
-var GaleraOff = []string{FeatureDeps}
+// (KnownBreaks says what each finds there): none since argo writes through
+// one node (#25, internal/failover). FeatureDeps was off there: once in about
+// 40 runs one attempt of a diamond's member ran on two instances (exec-once,
+// seed 84), two nodes each taking the row as writers.
+var GaleraOff []string
 
 // FixedBreaks names, for each switch turned on by default once its break of
 // issue #22 was fixed, the break it found while it was not: reverting that
@@ -71,10 +74,7 @@ var FixedBreaks = map[string]string{
 
 // KnownBreaks names, for each switch (feature or fault) off by default, the
 // break it finds that is not fixed yet.
-var KnownBreaks = map[string]string{
-	// On by default except on Galera (GaleraOff): break 3 is fixed.
-	FeatureDeps: "on Galera only, not listed in #22: one attempt of a task ran on two instances 110 ms apart (invariant exec-once), about 1 run in 40 with +deps (seed 84), cause not found (docs/faultcheck.md)",
-}
+var KnownBreaks = map[string]string{}
 
 // ParseFeatures parses a comma-separated list; "all" is every feature,
 // and "+x" / "-x" add to / remove from the defaults.

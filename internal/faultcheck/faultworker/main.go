@@ -116,6 +116,22 @@ func run(c config) error {
 	// A constant offset keeps the monotonic reading, as a host whose clock is
 	// off does: argo measures the offset at Start and at every heartbeat.
 	c.rt.Now = func() time.Time { return time.Now().Add(time.Duration(w.offset.Load())) }
+	// Under the operator feature the worker of slot InjectSlot honours its
+	// transient-fail requests (the others leave them waiting). argo classifies every failed attempt with IsPermanent (after
+	// the request was read, before the outcome is written): an attempt it
+	// failed by injection is recorded there, by this host's clock, so that
+	// the checker can see it began after a request (it answers false: the
+	// classification is argo's own).
+	if c.features[faultcheck.FeatureOperator] && c.slot == faultcheck.InjectSlot {
+		c.rt.FaultInjection = true
+		c.rt.IsPermanent = func(err error) bool {
+			var inj *runtime.InjectedFailure
+			if errors.As(err, &inj) {
+				h.Write(faultcheck.Record{Kind: faultcheck.KindInjected, Task: inj.TaskID, Attempt: inj.Attempt})
+			}
+			return false
+		}
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
