@@ -17,11 +17,11 @@ const DefaultCountBound = storage.DefaultCountBound
 // at most max+1 of them, so a console can show "10000+" on a table of
 // millions of rows as fast as a page of it.
 func (in *Inspector) CountUpTo(ctx context.Context, f Filter, max int) (n int, more bool, err error) {
-	f, err = in.resolveNames(ctx, f)
+	sf, err := in.resolveNames(ctx, f)
 	if err != nil {
 		return 0, false, err
 	}
-	return in.store.CountUpTo(ctx, f, max)
+	return in.store.CountUpTo(ctx, sf, max)
 }
 
 // Overview is what the console's overview page shows (storage.Overview

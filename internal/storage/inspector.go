@@ -8,14 +8,15 @@ import (
 	"time"
 )
 
-// Filter selects tasks for List, Count, RequeueWhere and DiscardWhere.
+// Filter selects tasks for List, Count, CountUpTo and IDs: runtime.Filter
+// (which documents the fields) as the Inspector hands it over, its
+// NameSuffix resolved into Names.
 // Criteria combine with AND; a zero field is no criterion. Limit and Offset
 // page the result and are not criteria: a Filter with only them matches
 // every task (see Empty).
 type Filter struct {
 	States        []State   // task_status IN States
 	Name          string    // task_id (the task name), exactly
-	NameSuffix    string    // the name or its end after '/' or '.' (MatchTaskName)
 	Names         []string  // task_id IN Names
 	Shard         *int      // shard_key
 	Since, Until  time.Time // Since <= gmt_modified < Until (last state change)
@@ -41,7 +42,7 @@ type Filter struct {
 // Empty reports whether f has no criteria, so that it would match every
 // task. argoctl refuses to change rows by an empty filter without --all.
 func (f Filter) Empty() bool {
-	return len(f.States) == 0 && f.Name == "" && f.NameSuffix == "" && len(f.Names) == 0 && f.Shard == nil && f.Since.IsZero() && f.Until.IsZero() && f.ErrorContains == "" && len(f.IDs) == 0 && !f.NotRequeued && f.Tenant == "" &&
+	return len(f.States) == 0 && f.Name == "" && len(f.Names) == 0 && f.Shard == nil && f.Since.IsZero() && f.Until.IsZero() && f.ErrorContains == "" && len(f.IDs) == 0 && !f.NotRequeued && f.Tenant == "" &&
 		f.BeforeID == 0 && f.NameContains == "" && f.UniqueKey == ""
 }
 
@@ -175,7 +176,7 @@ func (s *Store) CountByState(ctx context.Context) (map[State]int, error) {
 }
 
 // List returns the tasks f selects, newest id first, paged by f.Limit and
-// f.Offset. f.NameSuffix is no criterion here: resolve it into f.Names first.
+// f.Offset.
 func (s *Store) List(ctx context.Context, f Filter) ([]*Task, error) {
 	f, err := s.narrow(ctx, f)
 	if err != nil {
