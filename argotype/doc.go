@@ -1,7 +1,8 @@
 // Package argotype holds the types every part of argo shares: task states and
 // their transitions, the retry policy and its backoff and jitter kinds, the
 // task and attempt records, attempt outcome names, the alert expression
-// environment, and the Permanent and Undecodable error markers.
+// environment, the Permanent and Undecodable error markers, and the records
+// the Inspector returns (Stats, the operator trail, the Overview).
 //
 // It imports only the standard library, so that a program needing these
 // types without a database — argogen above all — does not link the SQLite

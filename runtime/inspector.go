@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/argo-retry/argo/argotype"
 	"github.com/argo-retry/argo/internal/storage"
 )
 
@@ -106,14 +107,14 @@ func (in *Inspector) Count(ctx context.Context, f Filter) (int, error) {
 }
 
 // NameStateCount is the number of tasks of one name in one state.
-type NameStateCount = storage.NameStateCount
+type NameStateCount = argotype.NameStateCount
 
 // DueTask is the task that has waited longest past its due time.
-type DueTask = storage.DueTask
+type DueTask = argotype.DueTask
 
 // Stats is a snapshot of the tables for operators (argoctl stats;
-// storage.Stats documents its fields).
-type Stats = storage.Stats
+// argotype.Stats documents its fields).
+type Stats = argotype.Stats
 
 // Stats counts tasks per state and per name, finds the oldest due task, and
 // computes retry and dead rates over the last window.
