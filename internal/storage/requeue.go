@@ -34,10 +34,8 @@ var ErrAlreadyRequeued = errors.New("argo: requeued already")
 var errRequeueRaced = errors.New("argo: requeue raced")
 
 // RequeueLinks are the links of a task row to the tasks it was requeued
-// from and into (0 for none).
-type RequeueLinks struct {
-	From, To int64
-}
+// from and into (see argotype).
+type RequeueLinks = argotype.RequeueLinks
 
 // Links reads the requeue links of task id.
 func (s *Store) Links(ctx context.Context, id int64) (RequeueLinks, error) {
