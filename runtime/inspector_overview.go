@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/argo-retry/argo/argotype"
 	"github.com/argo-retry/argo/internal/storage"
 )
 
@@ -24,31 +25,35 @@ func (in *Inspector) CountUpTo(ctx context.Context, f Filter, max int) (n int, m
 	return in.store.CountUpTo(ctx, sf, max)
 }
 
-// Overview is what the console's overview page shows (storage.Overview
+// Overview is what the console's overview page shows (argotype.Overview
 // documents its fields).
-type Overview = storage.Overview
+type Overview = argotype.Overview
 
 // NameTenantStateCount is the number of tasks of one name and tenant in
 // one state.
-type NameTenantStateCount = storage.NameTenantStateCount
+type NameTenantStateCount = argotype.NameTenantStateCount
 
 // NameTenantCount is a number of tasks of one name and tenant.
-type NameTenantCount = storage.NameTenantCount
+type NameTenantCount = argotype.NameTenantCount
 
 // OutcomeBucket is what happened in one bucket of an Overview's window.
-type OutcomeBucket = storage.OutcomeBucket
+type OutcomeBucket = argotype.OutcomeBucket
 
 // LatenessBucket is how late the retries that started in one bucket of an
 // Overview's window started.
-type LatenessBucket = storage.LatenessBucket
+type LatenessBucket = argotype.LatenessBucket
 
 // InstanceInfo is one runtime instance as argo_instance records it, with
 // its held retries and shards.
-type InstanceInfo = storage.InstanceInfo
+type InstanceInfo = argotype.InstanceInfo
 
 // MaxOverviewBuckets caps the buckets of an Overview: a narrower bucket is
-// widened to (now - since) / MaxOverviewBuckets.
-const MaxOverviewBuckets = storage.MaxOverviewBuckets
+// widened to (now - since) / MaxOverviewBuckets (288).
+const MaxOverviewBuckets = argotype.MaxOverviewBuckets
+
+// MaxLatenessSamples caps the retries whose lateness an Overview reads, per
+// kind of retry (failed again, succeeded): the latest 10,000 of the window.
+const MaxLatenessSamples = argotype.MaxLatenessSamples
 
 // Config's defaults, for an Inspector from NewInspector: InstanceTimeout
 // (3 × HeartbeatInterval's 2 s) and Shards.
