@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/argo-retry/argo/argotype"
-	"github.com/argo-retry/argo/internal/storage"
 )
 
 // OperatorAction is one record of the operator trail: who did what to a
@@ -37,18 +36,18 @@ const (
 // Errors of the operators' changes.
 var (
 	// ErrAlreadyRequeued: the task was requeued before; act on its new task.
-	ErrAlreadyRequeued = storage.ErrAlreadyRequeued
+	ErrAlreadyRequeued = argotype.ErrAlreadyRequeued
 	// ErrNoDiscardRequest: no discard request of the task awaits a decision.
-	ErrNoDiscardRequest = storage.ErrNoDiscardRequest
+	ErrNoDiscardRequest = argotype.ErrNoDiscardRequest
 	// ErrDiscardRequestOpen: a discard request of the task awaits a decision already.
-	ErrDiscardRequestOpen = storage.ErrDiscardRequestOpen
+	ErrDiscardRequestOpen = argotype.ErrDiscardRequestOpen
 	// ErrSameOperator: the operator who asked for a discard cannot decide it.
-	ErrSameOperator = storage.ErrSameOperator
+	ErrSameOperator = argotype.ErrSameOperator
 	// ErrNoOperator: the change needs the operator's name.
-	ErrNoOperator = storage.ErrNoOperator
+	ErrNoOperator = argotype.ErrNoOperator
 	// ErrOperatorName: the operator's name has white space before or after
 	// it, or is too long; names are compared byte for byte.
-	ErrOperatorName = storage.ErrOperatorName
+	ErrOperatorName = argotype.ErrOperatorName
 	// ErrDiscardNeedsApproval: discards need a second operator
 	// (Inspector.RequireDiscardApproval); use RequestDiscard.
 	ErrDiscardNeedsApproval = errors.New("argo: discards need a second operator's approval here: request the discard (argoctl discard-request), then another operator approves it (argoctl discard-approve)")

@@ -5,12 +5,11 @@ import (
 	"time"
 
 	"github.com/argo-retry/argo/argotype"
-	"github.com/argo-retry/argo/internal/storage"
 )
 
 // DefaultCountBound is the bound CountUpTo stops at when given none
 // (max <= 0): 10,000.
-const DefaultCountBound = storage.DefaultCountBound
+const DefaultCountBound = argotype.DefaultCountBound
 
 // CountUpTo counts the tasks f selects, ignoring Limit and Offset, up to
 // max (DefaultCountBound when max <= 0): n is exact when more is false; when
@@ -67,7 +66,7 @@ const (
 // counts per name, tenant and state, outcomes and retry lateness per
 // bucket, dead-letter growth, the instances with their shards and held
 // retries, and the task names with due tasks no live instance can run.
-// Every read is bounded (storage.Overview), so it stays fast on a table of
+// Every read is bounded (argotype.Overview says how), so it stays fast on a table of
 // millions of rows.
 //
 // An instance is live when it heartbeated within the runtime's

@@ -39,19 +39,19 @@ type (
 
 // ErrNoDiscardRequest is returned when approving or rejecting the discard
 // of a task that has no open request.
-var ErrNoDiscardRequest = errors.New("argo: no discard request awaits a decision for this task")
+var ErrNoDiscardRequest = argotype.ErrNoDiscardRequest
 
 // ErrDiscardRequestOpen is returned when asking again for the discard of a
 // task whose discard awaits a decision already.
-var ErrDiscardRequestOpen = errors.New("argo: a discard request for this task awaits a decision already")
+var ErrDiscardRequestOpen = argotype.ErrDiscardRequestOpen
 
 // ErrSameOperator is returned when the operator who asked for a discard
 // tries to approve or reject it: a second operator must.
-var ErrSameOperator = errors.New("argo: a discard request must be decided by another operator than the one who made it")
+var ErrSameOperator = argotype.ErrSameOperator
 
 // ErrNoOperator is returned by an operator action that needs to know who
 // made it and was given no name.
-var ErrNoOperator = errors.New("argo: the operator's name is required (argoctl -operator NAME, or the OS user)")
+var ErrNoOperator = argotype.ErrNoOperator
 
 // insertAction writes one record of the operator trail through ex.
 func (s *Store) insertAction(ctx context.Context, ex Execer, a OperatorAction) error {
