@@ -10,10 +10,14 @@ const (
 	ActionDiscardRequest = "discard_request" // a discard awaiting a second operator
 	ActionDiscardApprove = "discard_approve" // the second operator approved: the task was discarded
 	ActionDiscardReject  = "discard_reject"  // the second operator rejected: the task is untouched
-	ActionForceFail      = "force_fail"      // a retrying task sent to the dead letter
+	ActionForceFail      = "force_fail"      // a task no worker holds sent to the dead letter
 	ActionRunNow         = "run_now"         // a waiting task made due now
 	ActionBreakerOpen    = "breaker_open"    // a flow group's breaker opened by hand (TaskPK 0, Group)
 	ActionBreakerClose   = "breaker_close"   // a flow group's breaker closed by hand (TaskPK 0, Group)
+	// ActionTransientFail is a transient-fail request: the task's next
+	// attempt fails as transient without calling its function, on an
+	// instance started with fault injection enabled (Config.FaultInjection).
+	ActionTransientFail = "transient_fail"
 )
 
 // OperatorAction is one record of the operator trail

@@ -87,17 +87,17 @@ func (s State) Leased() bool { return s == StateRunning || s == StateFallingBack
 // Every state write in the store names its expected from-state in its WHERE
 // clause, so the database enforces this table too, not only this process.
 var transitions = map[State][]State{
-	StatePending:     {StateRunning, StateDiscarded},
+	StatePending:     {StateRunning, StateDiscarded, StateDead}, // → dead: an operator's force-fail
 	StateRunning:     {StateSucceeded, StateRetrying, StateExhausted, StatePending},
-	StateRetrying:    {StateRunning, StateDiscarded, StateDead}, // → dead: an operator's force-fail
-	StateExhausted:   {StateFallingBack, StateDiscarded},
+	StateRetrying:    {StateRunning, StateDiscarded, StateDead},     // → dead: an operator's force-fail
+	StateExhausted:   {StateFallingBack, StateDiscarded, StateDead}, // → dead: force-fail (no fallback run)
 	StateFallingBack: {StateRecovered, StateDead, StateExhausted},
 	StateSucceeded:   nil,
 	StateRecovered:   nil,
 	StateDead:        {StatePending, StateDiscarded},
 	StateDiscarded:   {StatePending},
-	StateBlocked:     {StatePending, StateSkipped, StateDiscarded}, // released, skipped by the cascade, or discarded
-	StateSkipped:     {StateBlocked},                               // its upstream task requeued as a new task
+	StateBlocked:     {StatePending, StateSkipped, StateDiscarded, StateDead}, // released, skipped by the cascade, discarded, or force-failed
+	StateSkipped:     {StateBlocked},                                          // its upstream task requeued as a new task
 }
 
 // CanTransition reports whether the state machine allows from → to.

@@ -100,6 +100,11 @@ type Task struct {
 	// others (ExecuteTimes counts them), but the retry policy counts only
 	// ExecuteTimes - DeferredTimes (migration 000016).
 	DeferredTimes int `db:"deferred_times" json:"deferred_times"`
+	// HasDownstream says some task runs after this one (an edge names it
+	// as upstream task), set in the transaction that writes the edge and
+	// never cleared (migration 000017). A finish of a task without it skips
+	// the dependency statements (docs/dependencies.md).
+	HasDownstream bool `db:"has_downstream" json:"has_downstream"`
 }
 
 // Attempt is the record of one attempt (or fallback run) of a task: a row of

@@ -74,15 +74,15 @@ func TestSingleActions(t *testing.T) {
 			t.Fatalf("trail after run: %q", got)
 		}
 
-		// force-fail needs a reason, and a retrying task.
+		// force-fail needs a reason, and a task no worker holds.
 		if r := act(t, h, idRetrying, "force-fail", "bob", ""); r.status != http.StatusBadRequest || !strings.Contains(r.body, "force-fail needs a reason") {
 			t.Fatalf("force-fail without reason: %d", r.status)
 		}
 		if e.state(idRetrying) != runtime.StateRetrying {
 			t.Fatal("a refused force-fail changed the task")
 		}
-		if r := act(t, h, idPending, "force-fail", "bob", "x"); r.status != http.StatusConflict || !strings.Contains(r.body, `class="flash flash-error"`) || !strings.Contains(r.body, "cannot go from pending to dead") {
-			t.Fatalf("force-fail of a pending task: %d\n%s", r.status, r.body)
+		if r := act(t, h, idRunning, "force-fail", "bob", "x"); r.status != http.StatusConflict || !strings.Contains(r.body, `class="flash flash-error"`) || !strings.Contains(r.body, "cannot go from running to dead") {
+			t.Fatalf("force-fail of a running task: %d\n%s", r.status, r.body)
 		}
 		if r := act(t, h, idRetrying, "force-fail", "bob", "endpoint retired"); r.status != http.StatusOK || !strings.Contains(r.body, "Sent to the dead letter.") {
 			t.Fatalf("force-fail: %d", r.status)

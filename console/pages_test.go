@@ -68,6 +68,12 @@ func TestPagesRenderRealData(t *testing.T) {
 		if strings.Contains(body, `id="action-requeue"`) {
 			t.Error("a retrying task offers requeue")
 		}
+		if body := get(t, h, "/tasks/"+strconv.Itoa(idPending)); !strings.Contains(body, `id="action-force-fail"`) {
+			t.Error("the task page of a pending task does not offer force-fail")
+		}
+		if body := get(t, h, "/tasks/"+strconv.Itoa(idRunning)); strings.Contains(body, `id="action-force-fail"`) {
+			t.Error("the task page of a running task offers force-fail")
+		}
 		body = get(t, h, "/tasks/"+strconv.Itoa(idDiscarded))
 		if !strings.Contains(body, "not JSON: shown as stored") || !strings.Contains(body, "not json {") {
 			t.Error("task page of raw arguments does not show them as stored")

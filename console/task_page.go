@@ -143,7 +143,7 @@ func (c *console) actionsFor(t *runtime.Task, links runtime.RequeueLinks, openRe
 	case runtime.StatePending, runtime.StateRetrying:
 		a.Run = true
 	}
-	a.ForceFail = t.State == runtime.StateRetrying
+	a.ForceFail = runtime.ForceFailable(t.State)
 	return a
 }
 

@@ -9,27 +9,26 @@ import (
 // The alert-channel=NAME[,NAME…] key: the task's alerts also go to these
 // entries of runtime.Config.AlertChannels (TaskDef.AlertChannels). It needs
 // alert=, like alert-action=; Register refuses a name that is not configured.
-func init() {
-	keys = append(keys, "alert-channel")
-	setters["alert-channel"] = func(s *spec, v string) string {
-		var names []string
-		for _, name := range strings.Split(v, ",") {
-			switch {
-			case name == "":
-				return "want one or more channel names separated by commas, like ops or ops,mail"
-			case strings.IndexFunc(name, func(r rune) bool { return !isChannelNameRune(r) }) >= 0:
-				return "channel name " + quote(name) + " may hold only letters, digits, '_', '-' and '.'"
-			}
-			for _, seen := range names {
-				if seen == name {
-					return "channel " + quote(name) + " is named twice"
-				}
-			}
-			names = append(names, name)
+
+// setAlertChannels parses alert-channel=NAME[,NAME…].
+func setAlertChannels(s *spec, v string) string {
+	var names []string
+	for _, name := range strings.Split(v, ",") {
+		switch {
+		case name == "":
+			return "want one or more channel names separated by commas, like ops or ops,mail"
+		case strings.IndexFunc(name, func(r rune) bool { return !isChannelNameRune(r) }) >= 0:
+			return "channel name " + quote(name) + " may hold only letters, digits, '_', '-' and '.'"
 		}
-		s.alertChannels = names
-		return ""
+		for _, seen := range names {
+			if seen == name {
+				return "channel " + quote(name) + " is named twice"
+			}
+		}
+		names = append(names, name)
 	}
+	s.alertChannels = names
+	return ""
 }
 
 func isChannelNameRune(r rune) bool {

@@ -23,7 +23,7 @@ type task struct {
 
 	fallback, action  *hook
 	shardBy, uniqueBy *param
-	tenantBy          *param // its fmt.Sprint is the call's tenant (tenant_key.go)
+	tenantBy          *param // its fmt.Sprint is the call's tenant (runtime.GeneratedCall.Tenant)
 	orderBy           *param // order-by= (order_key.go)
 
 	// Identifiers of the generated code.

@@ -22,13 +22,6 @@ const (
 	directiveName = "retry"
 )
 
-// keys lists the directive keys in the order of the documentation table.
-var keys = []string{
-	"name", "retries", "backoff", "delay", "multiplier", "max-delay", "jitter",
-	"mode", "first-delay", "thread", "timeout",
-	"fallback", "alert", "alert-action", "shard-by", "unique-by",
-}
-
 // spec is one parsed //argo:retry directive: every key resolved to its value
 // or its default.
 type spec struct {
@@ -44,7 +37,7 @@ type spec struct {
 
 	flow flowSpec // limit=, rate=, burst=, breaker=, cooldown= (flow_keys.go)
 
-	tenantBy string // tenant-by= (tenant_key.go)
+	tenantBy string // tenant-by=
 	orderBy  string // order-by= (order_key.go)
 
 	alertChannels []string // alert-channel= (alert_channel_key.go)
@@ -76,9 +69,9 @@ func parseDirective(e *errs, d ast.Directive) *spec {
 			e.at(a.pos, "%s: duplicate key (first at column %d)", a.key, e.fset.Position(first).Column)
 			continue
 		}
-		set, known := setters[a.key]
+		set, known := setterOf(a.key)
 		if !known {
-			e.at(a.pos, "%s: unknown key%s (known keys: %s)", a.key, suggest(a.key), strings.Join(keys, ", "))
+			e.at(a.pos, "%s: unknown key%s (known keys: %s)", a.key, suggest(a.key), strings.Join(keyNames(), ", "))
 			continue
 		}
 		s.pos[a.key] = a.pos
@@ -111,106 +104,169 @@ func (s *spec) crossCheck(e *errs) {
 	s.crossCheckAlertChannel(e)
 }
 
-// setters parse one key's value into s; they return "" or what is wrong.
-var setters = map[string]func(s *spec, v string) string{
-	"name": func(s *spec, v string) string {
-		switch {
-		case v == "":
-			return "a task name must not be empty"
-		case len(v) > 255:
-			return "a task name must be at most 255 bytes (column argo_task.task_id)"
-		case strings.IndexFunc(v, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 || strings.TrimSpace(v) != v:
-			return "a task name must not contain control characters or start or end with a space"
-		}
-		s.name = v
-		return ""
-	},
-	"retries": func(s *spec, v string) string {
-		if v == "unlimited" {
-			s.policy.MaxAttempts = argotype.Unlimited
-			return ""
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n >= math.MaxInt32 {
-			return "want a number of retries after the first attempt (0 or more) or unlimited"
-		}
-		s.policy.MaxAttempts = n + 1
-		return ""
-	},
-	"backoff": func(s *spec, v string) string {
-		switch k := argotype.BackoffKind(v); k {
-		case argotype.BackoffFixed, argotype.BackoffLinear, argotype.BackoffExponential:
-			s.policy.Backoff = k
-			return ""
-		}
-		return "want fixed, linear or exponential"
-	},
-	"delay":       durationSetter(func(s *spec) *time.Duration { return &s.policy.Initial }, false),
-	"max-delay":   durationSetter(func(s *spec) *time.Duration { return &s.policy.MaxDelay }, false),
-	"timeout":     durationSetter(func(s *spec) *time.Duration { return &s.policy.Timeout }, false),
-	"first-delay": durationSetter(func(s *spec) *time.Duration { return &s.firstDelay }, false),
-	"multiplier": func(s *spec, v string) string {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) || f < 1 {
-			return "want a number of at least 1, like 2 or 1.5"
-		}
-		s.policy.Multiplier = f
-		return ""
-	},
-	"jitter": func(s *spec, v string) string {
-		j, err := argotype.ParseJitter(v)
-		if err != nil || v == "" {
-			return "want none, full, equal, a ratio like 10% or an additive duration like +300ms"
-		}
-		s.policy.Jitter = j
-		return ""
-	},
-	"mode": func(s *spec, v string) string {
-		switch v {
-		case "immediate":
-			s.mode = argotype.Immediate
-		case "schedule":
-			s.mode = argotype.Scheduled
-		default:
-			return "want immediate or schedule"
-		}
-		return ""
-	},
-	"thread": func(s *spec, v string) string {
-		switch v {
-		case "async":
-			s.thread = argotype.Async
-		case "sync":
-			s.thread = argotype.Sync
-		default:
-			return "want async or sync"
-		}
-		return ""
-	},
-	"fallback":     identSetter(func(s *spec) *string { return &s.fallback }, "the name of a function or method"),
-	"alert-action": identSetter(func(s *spec) *string { return &s.alertAction }, "the name of a function or method"),
-	"shard-by":     identSetter(func(s *spec) *string { return &s.shardBy }, "the name of a parameter"),
-	"unique-by":    identSetter(func(s *spec) *string { return &s.uniqueBy }, "the name of a parameter"),
-	"alert": func(s *spec, v string) string {
-		if strings.TrimSpace(v) == "" {
-			return `want a boolean expression over the task fields, like "executeTimes >= 3"`
-		}
-		if _, err := alertexpr.Compile(v); err != nil {
-			if inner := errors.Unwrap(err); inner != nil {
-				err = inner
-			}
-			msg, _, _ := strings.Cut(err.Error(), "\n")
-			return msg
-		}
-		s.alert = v
-		return ""
-	},
+// directiveKey is one key of //argo:retry: its name and the setter that
+// parses its value into a spec, returning "" or what is wrong.
+type directiveKey struct {
+	name string
+	set  func(s *spec, v string) string
 }
 
-func durationSetter(field func(*spec) *time.Duration, positive bool) func(*spec, string) string {
+// directiveKeys is every key of //argo:retry, in the order of the README's
+// directive table (TestDirectiveKeysInDocumentationOrder checks it). A new
+// key is a row here, with its setter next to its feature (flow_keys.go,
+// alert_channel_key.go …), and a row in that table.
+var directiveKeys = []directiveKey{
+	{"name", setName},
+	{"retries", setRetries},
+	{"backoff", setBackoff},
+	{"delay", durationSetter(func(s *spec) *time.Duration { return &s.policy.Initial })},
+	{"multiplier", setMultiplier},
+	{"max-delay", durationSetter(func(s *spec) *time.Duration { return &s.policy.MaxDelay })},
+	{"jitter", setJitter},
+	{"mode", setMode},
+	{"first-delay", durationSetter(func(s *spec) *time.Duration { return &s.firstDelay })},
+	{"thread", setThread},
+	{"timeout", durationSetter(func(s *spec) *time.Duration { return &s.policy.Timeout })},
+	{"fallback", identSetter(func(s *spec) *string { return &s.fallback }, "the name of a function or method")},
+	{"alert", setAlert},
+	{"alert-action", identSetter(func(s *spec) *string { return &s.alertAction }, "the name of a function or method")},
+	{"alert-channel", setAlertChannels}, // alert_channel_key.go
+	{"shard-by", identSetter(func(s *spec) *string { return &s.shardBy }, "the name of a parameter")},
+	{"unique-by", identSetter(func(s *spec) *string { return &s.uniqueBy }, "the name of a parameter")},
+	// tenant-by=P: fmt.Sprint(P) is the call's tenant (runtime.GeneratedCall.Tenant).
+	{"tenant-by", identSetter(func(s *spec) *string { return &s.tenantBy }, "the name of a parameter")},
+	{"order-by", identSetter(func(s *spec) *string { return &s.orderBy }, "the name of a parameter")}, // order_key.go
+	{"limit", setLimit}, // flow_keys.go, through retry-budget
+	{"rate", setRate},
+	{"burst", setBurst},
+	{"breaker", setBreaker},
+	{"cooldown", setCooldown},
+	{"retry-budget", setRetryBudget},
+}
+
+// keyNames lists the keys' names in the table's order.
+func keyNames() []string {
+	names := make([]string, len(directiveKeys))
+	for i, k := range directiveKeys {
+		names[i] = k.name
+	}
+	return names
+}
+
+// setterOf returns the setter of key, or false for an unknown key.
+func setterOf(key string) (func(s *spec, v string) string, bool) {
+	for _, k := range directiveKeys {
+		if k.name == key {
+			return k.set, true
+		}
+	}
+	return nil, false
+}
+
+// setName parses name=: the task name.
+func setName(s *spec, v string) string {
+	switch {
+	case v == "":
+		return "a task name must not be empty"
+	case len(v) > 255:
+		return "a task name must be at most 255 bytes (column argo_task.task_id)"
+	case strings.IndexFunc(v, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 || strings.TrimSpace(v) != v:
+		return "a task name must not contain control characters or start or end with a space"
+	}
+	s.name = v
+	return ""
+}
+
+// setRetries parses retries=: the retries after the first attempt.
+func setRetries(s *spec, v string) string {
+	if v == "unlimited" {
+		s.policy.MaxAttempts = argotype.Unlimited
+		return ""
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n >= math.MaxInt32 {
+		return "want a number of retries after the first attempt (0 or more) or unlimited"
+	}
+	s.policy.MaxAttempts = n + 1
+	return ""
+}
+
+// setBackoff parses backoff=: the backoff kind.
+func setBackoff(s *spec, v string) string {
+	switch k := argotype.BackoffKind(v); k {
+	case argotype.BackoffFixed, argotype.BackoffLinear, argotype.BackoffExponential:
+		s.policy.Backoff = k
+		return ""
+	}
+	return "want fixed, linear or exponential"
+}
+
+// setMultiplier parses multiplier=: the exponential backoff's growth factor.
+func setMultiplier(s *spec, v string) string {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) || f < 1 {
+		return "want a number of at least 1, like 2 or 1.5"
+	}
+	s.policy.Multiplier = f
+	return ""
+}
+
+// setJitter parses jitter=: the jitter.
+func setJitter(s *spec, v string) string {
+	j, err := argotype.ParseJitter(v)
+	if err != nil || v == "" {
+		return "want none, full, equal, a ratio like 10% or an additive duration like +300ms"
+	}
+	s.policy.Jitter = j
+	return ""
+}
+
+// setMode parses mode=: when the first attempt runs.
+func setMode(s *spec, v string) string {
+	switch v {
+	case "immediate":
+		s.mode = argotype.Immediate
+	case "schedule":
+		s.mode = argotype.Scheduled
+	default:
+		return "want immediate or schedule"
+	}
+	return ""
+}
+
+// setThread parses thread=: where an immediate first attempt runs.
+func setThread(s *spec, v string) string {
+	switch v {
+	case "async":
+		s.thread = argotype.Async
+	case "sync":
+		s.thread = argotype.Sync
+	default:
+		return "want async or sync"
+	}
+	return ""
+}
+
+// setAlert parses alert=: the alert expression, type-checked.
+func setAlert(s *spec, v string) string {
+	if strings.TrimSpace(v) == "" {
+		return `want a boolean expression over the task fields, like "executeTimes >= 3"`
+	}
+	if _, err := alertexpr.Compile(v); err != nil {
+		if inner := errors.Unwrap(err); inner != nil {
+			err = inner
+		}
+		msg, _, _ := strings.Cut(err.Error(), "\n")
+		return msg
+	}
+	s.alert = v
+	return ""
+}
+
+func durationSetter(field func(*spec) *time.Duration) func(*spec, string) string {
 	return func(s *spec, v string) string {
 		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 || (positive && d == 0) {
+		if err != nil || d < 0 {
 			return "want a duration like 500ms, 1s, 2m or 1h (0 or more)"
 		}
 		*field(s) = d
@@ -231,7 +287,7 @@ func identSetter(field func(*spec) *string, what string) func(*spec, string) str
 // suggest returns ` (did you mean "k"?)` for a known key close to key.
 func suggest(key string) string {
 	best, bestD := "", 3
-	for _, k := range keys {
+	for _, k := range keyNames() {
 		if d := editDistance(key, k); d < bestD {
 			best, bestD = k, d
 		}

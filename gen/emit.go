@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"bytes"
 	"fmt"
 	"go/types"
 	"math"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dave/jennifer/jen"
+	"golang.org/x/tools/imports"
 
 	"github.com/argo-retry/argo/argotype"
 )
@@ -40,11 +42,17 @@ func emit(c *checker, p *plan) ([]byte, error) {
 		e.task(t)
 	}
 	e.helpers()
-	var b strings.Builder
+	var b bytes.Buffer
 	if err := e.f.Render(&b); err != nil {
 		return nil, fmt.Errorf("argogen: rendering the generated file (a bug in argogen): %w", err)
 	}
-	return []byte(b.String()), nil
+	// jennifer writes one sorted import block; group it as goimports does
+	// (the standard library, then the rest), changing nothing else.
+	src, err := imports.Process("argo_gen.go", b.Bytes(), &imports.Options{FormatOnly: true, Comments: true, TabIndent: true, TabWidth: tabWidth})
+	if err != nil {
+		return nil, fmt.Errorf("argogen: grouping the generated file's imports (a bug in argogen): %w", err)
+	}
+	return src, nil
 }
 
 // doc writes a // comment wrapped at 100 columns.
@@ -111,7 +119,7 @@ func (e *emitter) registration() {
 			jen.If(jen.Id("rt").Op("==").Nil()).Block(
 				jen.Return(jen.Qual("errors", "New").Call(jen.Lit(e.pkg.Name()+"."+e.p.register+": nil runtime"))),
 			),
-			jen.If(jen.Err().Op(":=").Id("rt").Dot("Register").Call(defs...), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+			e.registerCall(defs),
 			jen.Id(in.runtime).Dot("Store").Call(jen.Id("rt")),
 			jen.Return(jen.Nil()),
 		)
@@ -147,7 +155,7 @@ func (e *emitter) registration() {
 			),
 			nilCheck,
 			jen.Id(r.recvVar).Dot("Store").Call(store),
-			jen.If(jen.Err().Op(":=").Id("rt").Dot("Register").Call(defs...), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+			e.registerCall(defs),
 			jen.Id(in.runtime).Dot("Store").Call(jen.Id("rt")),
 			jen.Return(jen.Nil()),
 		)
@@ -162,14 +170,14 @@ func (e *emitter) task(t *task) {
 	f.Var().Id(t.defVar).Op("=").Op("&").Add(e.rt("TaskDef")).Add(e.def(t))
 
 	e.doc("The build breaks here when a signature no longer matches its directive: run go generate.")
-	f.Var().Id("_").Add(e.funcType(t.fn.Signature(), e.recvType(t.recv, t.ptrRecv))).Op("=").Add(e.funcRef(t.fn, t.recv, t.ptrRecv))
+	f.Add(e.signatureCheck(t.fn, e.recvType(t.recv, t.ptrRecv), e.funcRef(t.fn, t.recv, t.ptrRecv)))
 	for _, h := range []*hook{t.fallback, t.action} {
 		if h != nil {
 			var recv jen.Code
 			if h.method {
 				recv = e.recvType(t.recv, h.ptr)
 			}
-			f.Var().Id("_").Add(e.funcType(h.fn.Signature(), recv)).Op("=").Add(e.funcRef(h.fn, t.recv, h.ptr))
+			f.Add(e.signatureCheck(h.fn, recv, e.funcRef(h.fn, t.recv, h.ptr)))
 		}
 	}
 
@@ -195,10 +203,10 @@ func (e *emitter) def(t *task) jen.Code {
 		thread = "Sync"
 	}
 	pairs := []jen.Code{
-		kv("Name", jen.Lit(t.name)),
-		kv("MethodName", jen.Lit(t.display())),
-		kv("Signature", jen.Lit(clip(types.ObjectString(t.fn, pkgName)))),
-		kv("ParameterTypes", jen.Lit(clip(e.parameterTypes(t)))),
+		kv("Name", lit(defIndent, t.name)),
+		kv("MethodName", lit(defIndent, t.display())),
+		kv("Signature", lit(defIndent, clip(types.ObjectString(t.fn, pkgName)))),
+		kv("ParameterTypes", lit(defIndent, clip(e.parameterTypes(t)))),
 		kv("Mode", e.rt(mode)),
 		kv("Thread", e.rt(thread)),
 	}
@@ -207,13 +215,13 @@ func (e *emitter) def(t *task) jen.Code {
 	}
 	pairs = append(pairs, kv("Policy", e.rt("RetryPolicy").Add(e.policy(s.policy))))
 	if t.fallback != nil {
-		pairs = append(pairs, kv("FallbackName", jen.Lit(e.hookName(t, t.fallback))))
+		pairs = append(pairs, kv("FallbackName", lit(defIndent, e.hookName(t, t.fallback))))
 	}
 	if s.alert != "" {
-		pairs = append(pairs, kv("Alert", jen.Lit(s.alert)))
+		pairs = append(pairs, kv("Alert", lit(defIndent, s.alert)))
 	}
 	if t.action != nil {
-		pairs = append(pairs, kv("AlertActionName", jen.Lit(e.hookName(t, t.action))))
+		pairs = append(pairs, kv("AlertActionName", lit(defIndent, e.hookName(t, t.action))))
 	}
 	if channels := alertChannelsField(s); channels != nil {
 		pairs = append(pairs, channels)
@@ -335,6 +343,24 @@ func number(f float64) jen.Code {
 	return jen.Op(strconv.FormatFloat(f, 'g', -1, 64))
 }
 
-// funcType renders sig as a func type; with recv, as the type of a method
-// init writes the func init that sets Run, Fallback and AlertAction (set
-// there rather than in the TaskDef literal, so that an annotated function
+// defIndent is where a TaskDef field's value starts: one tab in, after a
+// key aligned to "ParameterTypes: ".
+const defIndent = tabWidth + len("ParameterTypes: ")
+
+// signatureCheck renders var _ func(…) error = ref, which breaks the build
+// when fn's signature changes; its parameters one a line when they do not
+// fit on one.
+func (e *emitter) signatureCheck(fn *types.Func, recv, ref jen.Code) jen.Code {
+	return e.fit(0, func(multi bool) jen.Code {
+		return jen.Var().Id("_").Add(e.funcType(fn.Signature(), recv, multi)).Op("=").Add(ref)
+	})
+}
+
+// registerCall renders if err := rt.Register(defs…); err != nil { return
+// err }, one definition a line when they do not fit on one.
+func (e *emitter) registerCall(defs []jen.Code) jen.Code {
+	return e.fit(tabWidth, func(multi bool) jen.Code {
+		return jen.If(jen.Err().Op(":=").Id("rt").Dot("Register").Add(list("(", ")", multi, defs...)), jen.Err().Op("!=").Nil()).
+			Block(jen.Return(jen.Err()))
+	})
+}

@@ -35,6 +35,8 @@ func pickLocals(t *task) locals {
 	return locals{ctx: pick("ctx"), args: pick("args"), v: pick("v"), err: pick("err"), r: pick("r"), ev: pick("ev")}
 }
 
+// init writes the func init that sets Run, Fallback and AlertAction (set
+// there rather than in the TaskDef literal, so that an annotated function
 // may call its own or another task's wrapper without an initialization cycle).
 func (e *emitter) init(t *task) {
 	l := pickLocals(t)
@@ -54,7 +56,10 @@ func (e *emitter) init(t *task) {
 		}
 		return []jen.Code{
 			jen.Var().Id(l.v).Id(t.argsType),
-			jen.If(jen.Id(l.err).Op(":=").Add(e.rt("DecodeJSON").Call(keys...)), jen.Id(l.err).Op("!=").Nil()).Block(jen.Return(jen.Id(l.err))),
+			e.fit(2*tabWidth, func(multi bool) jen.Code {
+				return jen.If(jen.Id(l.err).Op(":=").Add(e.rt("DecodeJSON")).Add(list("(", ")", multi, keys...)), jen.Id(l.err).Op("!=").Nil()).
+					Block(jen.Return(jen.Id(l.err)))
+			}),
 		}
 	}
 	call := func(fn *types.Func, method, hasCtx bool) jen.Code {
@@ -75,7 +80,9 @@ func (e *emitter) init(t *task) {
 			}
 			args = append(args, a)
 		}
-		return jen.Return(callee.Call(args...))
+		return e.fit(2*tabWidth, func(multi bool) jen.Code {
+			return jen.Return(callee.Clone().Add(list("(", ")", multi, args...)))
+		})
 	}
 	handler := func(fn *types.Func, method, hasCtx bool) []jen.Code {
 		var body []jen.Code
@@ -108,28 +115,40 @@ func (e *emitter) init(t *task) {
 	e.f.Func().Id("init").Params().Block(stmts...)
 }
 
-// wrappers writes FDurable and FDurableTx.
+// wrappers writes FDurable, FDurableTx and FDurableAfter (after.go), each
+// a runtime.GeneratedCall literal handed to the package's submit helper.
 func (e *emitter) wrappers(t *task) {
 	in := e.p.internal
 	register := e.p.register
 	if t.recv != nil {
 		register = t.recv.register
 	}
-	var params []jen.Code
-	argsLit := jen.Op("&").Id(t.argsType).ValuesFunc(func(g *jen.Group) {
-		for i, p := range t.params {
-			g.Id(p.field).Op(":").Id(p.wrap)
-			params = append(params, jen.Id(p.wrap).Add(e.paramType(p.typ, t.variadic && i == len(t.params)-1)))
-		}
-	})
-	keyOf := func(p *param) jen.Code {
-		if p == nil {
-			return jen.Lit("")
-		}
-		return jen.Id(in.key).Call(jen.Id(p.wrap))
+	var params, argFields []jen.Code
+	for i, p := range t.params {
+		argFields = append(argFields, jen.Id(p.field).Op(":").Id(p.wrap))
+		params = append(params, jen.Id(p.wrap).Add(e.paramType(p.typ, t.variadic && i == len(t.params)-1)))
 	}
-	callArgs := []jen.Code{jen.Id(t.defVar), jen.Lit(register), argsLit, keyOf(t.shardBy), keyOf(t.uniqueBy)}
-
+	keyOf := func(p *param) jen.Code { return jen.Id(in.key).Call(jen.Id(p.wrap)) }
+	// call renders the runtime.GeneratedCall of t with extra fields (Tx,
+	// After) before Register; its fields sit two tabs in, after a key
+	// aligned to "UniqueKey: ".
+	call := func(extra ...jen.Code) jen.Code {
+		args := e.fit(2*tabWidth+len("UniqueKey: "), func(multi bool) jen.Code {
+			return jen.Op("&").Id(t.argsType).Add(list("{", "}", multi, argFields...))
+		})
+		pairs := []jen.Code{kv("Task", jen.Id(t.defVar)), kv("Args", args)}
+		for _, k := range []struct {
+			field string
+			p     *param
+		}{{"ShardBy", t.shardBy}, {"UniqueKey", t.uniqueBy}, {"OrderKey", t.orderBy}, {"Tenant", t.tenantBy}} {
+			if k.p != nil {
+				pairs = append(pairs, kv(k.field, keyOf(k.p)))
+			}
+		}
+		pairs = append(pairs, extra...)
+		pairs = append(pairs, kv("Register", jen.Lit(register)))
+		return e.rt("GeneratedCall").Add(fields(pairs...))
+	}
 	recv := func() *jen.Statement {
 		if t.recv == nil {
 			return jen.Func()
@@ -140,29 +159,32 @@ func (e *emitter) wrappers(t *task) {
 		}
 		return jen.Func().Params(rt)
 	}
+	// signature renders the wrapper's func line, its parameters one a line
+	// when they do not fit on it (with the " {" the body adds: fit's 2).
+	signature := func(name string, lead []jen.Code, results jen.Code) jen.Code {
+		return e.fit(len(" {"), func(multi bool) jen.Code {
+			return recv().Id(name).Add(list("(", ")", multi, append(lead, params...)...)).Add(results)
+		})
+	}
 	ctxParam := []jen.Code{}
 	ctxArg := jen.Qual("context", "Background").Call()
 	if t.hasCtx {
 		ctxParam = []jen.Code{jen.Id("ctx").Add(ctxType())}
 		ctxArg = jen.Id("ctx")
 	}
-
-	ctxArg = e.withTenant(t, ctxArg)
-	submit, submitTx := in.submit, in.submitTx
-	if t.orderBy != nil { // order_key.go
-		submit, submitTx = in.submitOrdered, in.submitOrderedTx
-		callArgs = append(callArgs, keyOf(t.orderBy))
-	}
+	ctx := jen.Id("ctx").Add(ctxType())
+	idErr := jen.Params(jen.Int64(), jen.Error())
 	f := e.f
 	e.doc("%s", e.wrapperDoc(t))
-	f.Add(recv()).Id(t.wrapper).Params(append(ctxParam, params...)...).Error().Block(
-		jen.Return(jen.Id(submit).Call(append([]jen.Code{ctxArg}, callArgs...)...)),
+	f.Add(signature(t.wrapper, ctxParam, jen.Error())).Block(
+		jen.List(jen.Id("_"), jen.Err()).Op(":=").Id(in.submit).Call(ctxArg, call()),
+		jen.Return(jen.Err()),
 	)
 	e.doc("%s stores a call of %s in tx, an *sql.Tx (or *sqlx.Tx) on the runtime's database, and returns its task id: the task runs once tx commits and is gone if tx rolls back (the outbox pattern).", t.wrapperTx, t.display())
-	f.Add(recv()).Id(t.wrapperTx).Params(append([]jen.Code{jen.Id("ctx").Add(ctxType()), jen.Id("tx").Add(e.rt("Execer"))}, params...)...).Params(jen.Int64(), jen.Error()).Block(
-		jen.Return(jen.Id(submitTx).Call(append([]jen.Code{e.withTenant(t, jen.Id("ctx")), jen.Id("tx")}, callArgs...)...)),
+	f.Add(signature(t.wrapperTx, []jen.Code{ctx, jen.Id("tx").Add(e.rt("Execer"))}, idErr)).Block(
+		jen.Return(jen.Id(in.submit).Call(jen.Id("ctx"), call(kv("Tx", jen.Id("tx"))))),
 	)
-	e.afterWrapper(t, recv(), params, callArgs) // after.go
+	e.afterWrapper(t, signature(t.wrapperAfter, []jen.Code{ctx, jen.Id("after").Index().Int64()}, idErr), call(kv("After", jen.Id("after")))) // after.go
 }
 
 func (e *emitter) wrapperDoc(t *task) string {

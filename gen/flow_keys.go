@@ -38,115 +38,123 @@ type flowSpec struct {
 // flowKeys lists the flow-control keys, in documentation order.
 var flowKeys = []string{"limit", "rate", "burst", "breaker", "cooldown", "retry-budget"}
 
-func init() {
-	keys = append(keys, flowKeys...)
-	setters["limit"] = func(s *spec, v string) string {
-		g, n, msg := splitGroup(s, "limit", v)
-		if msg != "" {
-			return msg
-		}
-		limit, err := strconv.Atoi(n)
-		if err != nil || limit < 1 || limit >= math.MaxInt32 {
-			return "want [GROUP:]N, the most attempts running at once across instances (1 or more), like printer:4"
-		}
-		s.flow.limit = limit
-		return s.flow.setGroup("limit", g)
+// setLimit parses limit=[GROUP:]N.
+func setLimit(s *spec, v string) string {
+	g, n, msg := splitGroup(s, "limit", v)
+	if msg != "" {
+		return msg
 	}
-	setters["rate"] = func(s *spec, v string) string {
-		g, r, msg := splitGroup(s, "rate", v)
-		if msg != "" {
-			return msg
-		}
-		const want = "want [GROUP:]N/UNIT, attempts started per second, minute or hour across instances, like printer:50/s or 100/m"
-		num, unit, ok := strings.Cut(r, "/")
-		if !ok {
-			return want
-		}
-		n, err := strconv.ParseFloat(num, 64)
-		if err != nil || n <= 0 || math.IsInf(n, 0) || math.IsNaN(n) {
-			return want
-		}
-		switch unit {
-		case "s":
-		case "m":
-			n /= 60
-		case "h":
-			n /= 3600
-		default:
-			return want
-		}
-		s.flow.rate = n
-		return s.flow.setGroup("rate", g)
+	limit, err := strconv.Atoi(n)
+	if err != nil || limit < 1 || limit >= math.MaxInt32 {
+		return "want [GROUP:]N, the most attempts running at once across instances (1 or more), like printer:4"
 	}
-	setters["burst"] = func(s *spec, v string) string {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n >= math.MaxInt32 {
-			return "want the attempts that may start at once after a quiet spell (1 or more)"
-		}
-		s.flow.burst = n
-		s.flow.declaredAny = true
-		return ""
+	s.flow.limit = limit
+	return s.flow.setGroup("limit", g)
+}
+
+// setRate parses rate=[GROUP:]N/UNIT.
+func setRate(s *spec, v string) string {
+	g, r, msg := splitGroup(s, "rate", v)
+	if msg != "" {
+		return msg
 	}
-	setters["breaker"] = func(s *spec, v string) string {
-		g, b, msg := splitGroup(s, "breaker", v)
-		if msg != "" {
-			return msg
-		}
-		const want = "want [GROUP:]N/WINDOW (N failed attempts within WINDOW open it) or [GROUP:]P%/WINDOW (a failure ratio), like printer:5/30s or printer:50%/1m"
-		th, win, ok := strings.Cut(b, "/")
-		if !ok {
-			return want
-		}
-		w, err := time.ParseDuration(win)
-		if err != nil || w <= 0 {
-			return want
-		}
-		if pct, isPct := strings.CutSuffix(th, "%"); isPct {
-			p, err := strconv.ParseFloat(pct, 64)
-			if err != nil || p <= 0 || p > 100 {
-				return want
-			}
-			s.flow.ratio = p / 100
-		} else {
-			n, err := strconv.Atoi(th)
-			if err != nil || n < 1 || n >= math.MaxInt32 {
-				return want
-			}
-			s.flow.failures = n
-		}
-		s.flow.window, s.flow.hasBreaker = w, true
-		return s.flow.setGroup("breaker", g)
+	const want = "want [GROUP:]N/UNIT, attempts started per second, minute or hour across instances, like printer:50/s or 100/m"
+	num, unit, ok := strings.Cut(r, "/")
+	if !ok {
+		return want
 	}
-	setters["cooldown"] = func(s *spec, v string) string {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return "want the breaker's first cool-down, a duration like 10s or 1m (more than 0)"
-		}
-		s.flow.cooldown = d
-		return ""
+	n, err := strconv.ParseFloat(num, 64)
+	if err != nil || n <= 0 || math.IsInf(n, 0) || math.IsNaN(n) {
+		return want
 	}
-	setters["retry-budget"] = func(s *spec, v string) string {
-		g, b, msg := splitGroup(s, "retry-budget", v)
-		if msg != "" {
-			return msg
-		}
-		const want = "want [GROUP:]P%/WINDOW, retries at most P% of the first attempts started within WINDOW across instances, like printer:20%/1m"
-		share, win, ok := strings.Cut(b, "/")
-		pct, isPct := strings.CutSuffix(share, "%")
-		if !ok || !isPct {
-			return want
-		}
+	switch unit {
+	case "s":
+	case "m":
+		n /= 60
+	case "h":
+		n /= 3600
+	default:
+		return want
+	}
+	s.flow.rate = n
+	return s.flow.setGroup("rate", g)
+}
+
+// setBurst parses burst=N.
+func setBurst(s *spec, v string) string {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n >= math.MaxInt32 {
+		return "want the attempts that may start at once after a quiet spell (1 or more)"
+	}
+	s.flow.burst = n
+	s.flow.declaredAny = true
+	return ""
+}
+
+// setBreaker parses breaker=[GROUP:]N/WINDOW or [GROUP:]P%/WINDOW.
+func setBreaker(s *spec, v string) string {
+	g, b, msg := splitGroup(s, "breaker", v)
+	if msg != "" {
+		return msg
+	}
+	const want = "want [GROUP:]N/WINDOW (N failed attempts within WINDOW open it) or [GROUP:]P%/WINDOW (a failure ratio), like printer:5/30s or printer:50%/1m"
+	th, win, ok := strings.Cut(b, "/")
+	if !ok {
+		return want
+	}
+	w, err := time.ParseDuration(win)
+	if err != nil || w <= 0 {
+		return want
+	}
+	if pct, isPct := strings.CutSuffix(th, "%"); isPct {
 		p, err := strconv.ParseFloat(pct, 64)
 		if err != nil || p <= 0 || p > 100 {
 			return want
 		}
-		w, err := time.ParseDuration(win)
-		if err != nil || w < time.Millisecond {
+		s.flow.ratio = p / 100
+	} else {
+		n, err := strconv.Atoi(th)
+		if err != nil || n < 1 || n >= math.MaxInt32 {
 			return want
 		}
-		s.flow.budgetShare, s.flow.budgetWindow = p/100, w
-		return s.flow.setGroup("retry-budget", g)
+		s.flow.failures = n
 	}
+	s.flow.window, s.flow.hasBreaker = w, true
+	return s.flow.setGroup("breaker", g)
+}
+
+// setCooldown parses cooldown=DURATION.
+func setCooldown(s *spec, v string) string {
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return "want the breaker's first cool-down, a duration like 10s or 1m (more than 0)"
+	}
+	s.flow.cooldown = d
+	return ""
+}
+
+// setRetryBudget parses retry-budget=[GROUP:]P%/WINDOW.
+func setRetryBudget(s *spec, v string) string {
+	g, b, msg := splitGroup(s, "retry-budget", v)
+	if msg != "" {
+		return msg
+	}
+	const want = "want [GROUP:]P%/WINDOW, retries at most P% of the first attempts started within WINDOW across instances, like printer:20%/1m"
+	share, win, ok := strings.Cut(b, "/")
+	pct, isPct := strings.CutSuffix(share, "%")
+	if !ok || !isPct {
+		return want
+	}
+	p, err := strconv.ParseFloat(pct, 64)
+	if err != nil || p <= 0 || p > 100 {
+		return want
+	}
+	w, err := time.ParseDuration(win)
+	if err != nil || w < time.Millisecond {
+		return want
+	}
+	s.flow.budgetShare, s.flow.budgetWindow = p/100, w
+	return s.flow.setGroup("retry-budget", g)
 }
 
 // splitGroup splits "GROUP:VALUE" (or "VALUE") at its last colon and

@@ -47,9 +47,7 @@ type plan struct {
 	real     map[string]string // package path → its package name
 	reserved map[string]bool   // names a wrapper parameter must not take
 	internal struct {
-		runtime, submit, submitTx, key, unbound string
-		submitOrdered, submitOrderedTx          string // order_key.go
-		submitAfter                             string // after.go
+		runtime, submit, key, unbound string
 	}
 	register string // ArgoRegister, if the package has annotated functions
 }
@@ -112,13 +110,11 @@ func (c *checker) plan() *plan {
 	for _, r := range c.recvs {
 		n.taken[r.register] = true
 	}
-	p := &plan{imports: map[string]string{}, real: map[string]string{}, reserved: map[string]bool{"ctx": true, "tx": true, "after": true}, register: c.register}
+	p := &plan{imports: map[string]string{}, real: map[string]string{}, reserved: map[string]bool{"ctx": true, "tx": true, "after": true, "err": true}, register: c.register}
 
 	in := &p.internal
-	in.runtime, in.submit, in.submitTx = n.fresh("argoRuntime"), n.fresh("argoSubmit"), n.fresh("argoSubmitTx")
+	in.runtime, in.submit = n.fresh("argoRuntime"), n.fresh("argoSubmit")
 	in.key, in.unbound = n.fresh("argoKey"), n.fresh("argoUnbound")
-	in.submitOrdered, in.submitOrderedTx = n.fresh("argoSubmitOrdered"), n.fresh("argoSubmitOrderedTx")
-	in.submitAfter = n.fresh("argoSubmitAfter")
 	for _, r := range c.recvs {
 		r.recvVar = n.fresh("argoRecv" + upperFirst(r.obj.Name()))
 	}

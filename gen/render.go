@@ -21,8 +21,9 @@ func (e *emitter) recvType(r *recvType, ptr bool) jen.Code {
 	return t
 }
 
-// expression (the receiver first).
-func (e *emitter) funcType(sig *types.Signature, recv jen.Code) jen.Code {
+// funcType renders sig as a func type; with recv, as the type of a method
+// expression (the receiver first); multi puts each parameter on a line.
+func (e *emitter) funcType(sig *types.Signature, recv jen.Code, multi bool) jen.Code {
 	var params []jen.Code
 	if recv != nil {
 		params = append(params, recv)
@@ -31,7 +32,7 @@ func (e *emitter) funcType(sig *types.Signature, recv jen.Code) jen.Code {
 	for i := range ps.Len() {
 		params = append(params, e.paramType(ps.At(i).Type(), sig.Variadic() && i == ps.Len()-1))
 	}
-	return jen.Func().Params(params...).Error()
+	return jen.Func().Add(list("(", ")", multi, params...)).Error()
 }
 
 func (e *emitter) paramType(t types.Type, variadic bool) jen.Code {
@@ -103,7 +104,7 @@ func (e *emitter) typ(t types.Type) jen.Code {
 		})
 	case *types.Signature:
 		// Only in guards of hooks: never a stored parameter.
-		return e.funcType(u, nil)
+		return e.funcType(u, nil, false)
 	case *types.Interface:
 		if u.Empty() {
 			return jen.Any()

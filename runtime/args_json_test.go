@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"math"
@@ -210,7 +211,7 @@ func TestEncodeArgsRefusesInvalidMapKey(t *testing.T) {
 	args := struct {
 		Attrs map[string]int `json:"attrs"`
 	}{Attrs: map[string]int{"ok": 1, "b\xffd": 2}}
-	_, err := encodeCall(rt, "Register", def, args, "", "")
+	_, err := GeneratedCall{Runtime: rt, Register: "Register", Task: def, Args: args}.Submit(context.Background())
 	if !errors.Is(err, ErrNotPersisted) {
 		t.Fatalf("got %v, want ErrNotPersisted", err)
 	}
@@ -321,7 +322,7 @@ func TestEncodeArgsRefusesInexactInsideInterface(t *testing.T) {
 		Extra any `json:"extra"`
 	}
 	for _, v := range []any{"a\xff", math.NaN(), []any{1, map[string]any{"k": math.Inf(-1)}}, &struct{ S *string }{S: new("\xfe")}} {
-		_, err := encodeCall(rt, "Register", def, args{Extra: v}, "", "")
+		_, err := GeneratedCall{Runtime: rt, Register: "Register", Task: def, Args: args{Extra: v}}.Submit(context.Background())
 		if !errors.Is(err, ErrNotPersisted) || !strings.Contains(err.Error(), `argument "extra"`) || !strings.Contains(err.Error(), "inside an interface type") {
 			t.Errorf("%#v in an interface: %v, want ErrNotPersisted naming the argument", v, err)
 		}

@@ -86,8 +86,10 @@ type Config struct {
 
 	// StealAfter lets an instance with idle workers claim tasks of other
 	// instances' shards once they are overdue by this long (their owner
-	// crashed and has not timed out yet, or is saturated). Default
-	// InstanceTimeout; negative disables it (strict sharding).
+	// crashed and has not timed out yet, or is saturated). Only when
+	// another live instance owns some of the shards: an instance alone
+	// claims from every shard and sends no steal. Default InstanceTimeout;
+	// negative disables it (strict sharding).
 	StealAfter time.Duration
 
 	// RetentionAge is how long succeeded, recovered and discarded rows (and
@@ -119,8 +121,16 @@ type Config struct {
 	// function returns. Stop's own context ends the wait sooner. Default 30s.
 	ShutdownTimeout time.Duration
 
+	// FaultInjection makes this instance honour transient-fail requests
+	// (Inspector.TransientFail, argoctl transient-fail): an attempt of a
+	// task with one pending fails as transient without calling its
+	// function, at the cost of one read before each attempt. For tests and
+	// drills. Default false: requests are recorded but not acted on.
+	FaultInjection bool
+
 	// IsPermanent classifies errors no retry can fix, in addition to
-	// Permanent(err). Default: none.
+	// Permanent(err). Default: none. IsPermanentError is a ready one for
+	// common errors (HTTP 4xx except 408/429, TLS failures, sql.ErrNoRows).
 	IsPermanent func(error) bool
 	// Observer receives events for metrics (see package metrics). Default none.
 	Observer Observer

@@ -57,7 +57,8 @@ const defaultConnectionCharset = "utf8mb4"
 
 // mysqlHandle is what OpenDB decided for a MySQL handle.
 type mysqlHandle struct {
-	cfg *mysql.Config
+	cfg          *mysql.Config
+	failoverOpts failover.Options // from argo's DSN parameters (failoverOptions)
 	// unsafeCharset says why arguments are not interpolated client-side
 	// and no multi-statement pool is opened; "" when they are.
 	unsafeCharset string

@@ -69,7 +69,7 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 		rt.runFallback(t, h)
 		return nil
 	}
-	f := fence{ID: t.ID, Shard: t.ShardKey, Owner: t.LeaseOwner, Attempt: t.ExecuteTimes, From: StateRunning}
+	f := fence{ID: t.ID, Shard: t.ShardKey, Owner: t.LeaseOwner, Attempt: t.ExecuteTimes, From: StateRunning, Downstream: t.HasDownstream}
 	if h == nil {
 		rt.giveBack(t, f, fmt.Sprintf("no handler registered for task %q on instance %s: deploy code that registers it (for generated code, call its ArgoRegister function), or discard the task with argoctl", t.Name, rt.cfg.InstanceID))
 		return nil
@@ -105,7 +105,7 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 	defer func() { endTaskSpan(span, spanOutcome, runErr) }()
 	ran := ctx.Err() == nil
 	if ran {
-		runErr = callSafely(func() error { return h.Run(ctx, []byte(t.Parameter)) })
+		runErr = callSafely(func() error { return rt.runOrInject(ctx, t, h) }) // fault_injection.go
 	} else {
 		runErr = context.Cause(ctx)
 	}
@@ -272,7 +272,7 @@ func FallbackCause(ctx context.Context) error {
 // runFallback runs the fallback of a falling_back task and ends it
 // recovered (fallback succeeded) or dead (no fallback, or it failed).
 func (rt *Runtime) runFallback(t *Task, h *TaskDef) {
-	f := fence{ID: t.ID, Shard: t.ShardKey, Owner: t.LeaseOwner, Attempt: t.ExecuteTimes, From: StateFallingBack}
+	f := fence{ID: t.ID, Shard: t.ShardKey, Owner: t.LeaseOwner, Attempt: t.ExecuteTimes, From: StateFallingBack, Downstream: t.HasDownstream}
 	if h == nil {
 		msg := fmt.Sprintf("attempts exhausted, but no handler registered for task %q on instance %s to run its fallback: deploy code that registers it, or discard the task with argoctl", t.Name, rt.cfg.InstanceID)
 		rt.record(finishing{Fence: f, To: StateExhausted, Due: toMillis(rt.now().Add(rt.cfg.UnknownTaskDelay)), FallbackErr: &msg})

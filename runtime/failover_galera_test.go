@@ -3,62 +3,60 @@ package runtime
 import (
 	"context"
 	"database/sql"
-	"os"
-	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/argo-retry/argo/internal/testdb"
 	"github.com/go-sql-driver/mysql"
 )
 
-// galeraCluster returns the nodes' driver DSNs and the commands that kill
-// and start a node (append its number), from the environment that
-// scripts/galera.sh env prints; the test is skipped (fails under CI) without
-// it. The cluster's disruption lock is held until the test ends.
-func galeraCluster(t *testing.T) (nodes []string, kill, start string) {
+// electedNode returns the index of the node argo should write through: the
+// Synced node of the primary component with the lowest wsrep_gcomm_uuid,
+// as the nodes report it now (a node that does not answer is skipped).
+func electedNode(t *testing.T, nodes []string) int {
 	t.Helper()
-	env, kill, start := os.Getenv("ARGO_TEST_GALERA_DSNS"), os.Getenv("ARGO_TEST_GALERA_KILL_NODE"), os.Getenv("ARGO_TEST_GALERA_START_NODE")
-	if env == "" || kill == "" || start == "" {
-		msg := "ARGO_TEST_GALERA_DSNS, _KILL_NODE and _START_NODE are not set: start a cluster with scripts/galera.sh start DIR and eval \"$(scripts/galera.sh env DIR)\""
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	if lock := os.Getenv("ARGO_TEST_GALERA_LOCK"); lock != "" {
-		f, err := os.OpenFile(lock, os.O_CREATE|os.O_RDWR, 0o644)
+	best, lowest := -1, ""
+	for i, n := range nodes {
+		db, err := sql.Open("mysql", n)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-			t.Fatal(err)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		status := map[string]string{}
+		rows, err := db.QueryContext(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_gcomm_uuid', 'wsrep_cluster_status', 'wsrep_local_state', 'wsrep_ready')")
+		if err == nil {
+			for rows.Next() {
+				var k, v string
+				if rows.Scan(&k, &v) == nil {
+					status[k] = v
+				}
+			}
+			rows.Close()
 		}
-		t.Cleanup(func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() })
+		cancel()
+		db.Close()
+		uuid := strings.ToLower(status["wsrep_gcomm_uuid"])
+		if status["wsrep_ready"] == "ON" && status["wsrep_cluster_status"] == "Primary" && status["wsrep_local_state"] == "4" && uuid != "" && (best < 0 || uuid < lowest) {
+			best, lowest = i, uuid
+		}
 	}
-	return strings.Split(env, ","), kill, start
-}
-
-// nodeCommand runs a kill or start command of the cluster for node n.
-func nodeCommand(t *testing.T, command string, n int) {
-	t.Helper()
-	began := time.Now()
-	out, err := exec.Command("sh", "-c", command+" "+string(rune('0'+n))).CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s %d: %v\n%s", command, n, err, out)
+	if best < 0 {
+		t.Fatal("no node is Synced in the primary component")
 	}
-	t.Logf("%s %d (%s)", command, n, time.Since(began).Round(time.Millisecond))
+	return best
 }
 
 // TestGaleraFailover runs a runtime on a DSN naming the three nodes of a
-// Galera cluster under a steady stream of submits, SIGKILLs the node in use,
-// restarts it, then SIGKILLs the node the runtime moved to: submits go on
-// through another node each time (the longest interval with no successful
-// submit is printed), the restarted node is used again, and every accepted
-// submit's row is there at the end (nothing lost across the failovers).
+// Galera cluster under a steady stream of submits, SIGKILLs the node in use
+// (the elected one), restarts it, then SIGKILLs the node in use again:
+// submits go on through the node elected among the others each time (the
+// longest interval with no successful submit is printed), and every
+// accepted submit's row is there at the end (nothing lost across the
+// failovers).
 func TestGaleraFailover(t *testing.T) {
-	nodes, kill, start := galeraCluster(t)
+	g := testdb.DisruptGaleraCluster(t) // nodes the test leaves down are started again when it ends
+	nodes := g.ServerDSNs()
 	var addrs []string
 	var user string
 	for _, n := range nodes {
@@ -103,29 +101,27 @@ func TestGaleraFailover(t *testing.T) {
 	defer stream.close()
 	began := time.Now()
 	waitFor(t, 30*time.Second, "50 submits", func() bool { return stream.succeededSince(began) >= 50 })
-	onServer(t, rt.DB(), addrs[0], 10*time.Second)
+	w1 := electedNode(t, nodes)
+	onServer(t, rt.DB(), addrs[w1], 10*time.Second)
 
-	down := map[int]bool{} // killed and not yet started again: started when the test ends early
-	t.Cleanup(func() {
-		for n := range down {
-			nodeCommand(t, start, n)
-		}
-	})
-	killNode := func(n int) { down[n] = true; nodeCommand(t, kill, n) }
-	startNode := func(n int) { nodeCommand(t, start, n); delete(down, n) }
+	killNode := func(n int) { g.KillNode(t, n) }
+	startNode := func(n int) { g.StartNode(t, n) }
 
 	killed1 := time.Now()
-	killNode(1)
-	waitFor(t, 60*time.Second, "50 submits after node 1 was killed", func() bool { return stream.succeededSince(killed1) >= 50 })
+	killNode(w1 + 1)
+	waitFor(t, 60*time.Second, "50 submits after the writer was killed", func() bool { return stream.succeededSince(killed1) >= 50 })
 	gap1 := stream.longestGap(killed1)
-	startNode(1)
+	onServer(t, rt.DB(), addrs[electedNode(t, nodes)], 30*time.Second)
+	startNode(w1 + 1)
 
+	w2 := electedNode(t, nodes)
+	onServer(t, rt.DB(), addrs[w2], 30*time.Second) // the restarted node, if it ranks first again
 	killed2 := time.Now()
-	killNode(2)
-	waitFor(t, 60*time.Second, "50 submits after node 2 was killed", func() bool { return stream.succeededSince(killed2) >= 50 })
+	killNode(w2 + 1)
+	waitFor(t, 60*time.Second, "50 submits after the writer was killed again", func() bool { return stream.succeededSince(killed2) >= 50 })
 	gap2 := stream.longestGap(killed2)
-	onServer(t, rt.DB(), addrs[0], 30*time.Second) // node 1 is back, and listed first
-	startNode(2)
+	onServer(t, rt.DB(), addrs[electedNode(t, nodes)], 30*time.Second)
+	startNode(w2 + 1)
 	stream.close()
 	stream.stop = make(chan struct{}) // closed again by the deferred close
 
@@ -138,8 +134,8 @@ func TestGaleraFailover(t *testing.T) {
 			t.Errorf("accepted task %d: %v", id, err)
 		}
 	}
-	t.Logf("Galera: %d submits accepted, %d refused; longest interval with no successful submit: %s after node 1 was killed, %s after node 2 was killed",
-		len(ids), stream.refusedCount(), gap1.Round(time.Millisecond), gap2.Round(time.Millisecond))
+	t.Logf("Galera: %d submits accepted, %d refused; longest interval with no successful submit: %s after node %d (the writer) was killed, %s after node %d (the writer) was killed",
+		len(ids), stream.refusedCount(), gap1.Round(time.Millisecond), w1+1, gap2.Round(time.Millisecond), w2+1)
 	if err := stream.wrong.Load(); err != nil {
 		t.Errorf("a refused submit wrapped neither ErrNotPersisted nor ErrOutcomeUnknown: %v", err)
 	}

@@ -214,12 +214,13 @@ func onServer(t *testing.T, db *sql.DB, addr string, deadline time.Duration) {
 
 // TestFailoverAcrossServers runs a runtime on a DSN naming three plain
 // MariaDB servers under a steady stream of submits: the first server killed
-// (SIGKILL), submits go on through the second; the first restarted is used
-// again when the second is killed (no restart of the runtime); a server set
-// read_only=1 is not chosen; with no usable server, submits are refused
-// with an error naming each server and why; they succeed again when one
-// comes back. The longest interval with no successful submit around each
-// change is printed.
+// (SIGKILL), submits go on through the second; the first, restarted
+// writable, is not used again when the second is killed — it was replaced
+// and may lack the second's writes — the third is (no restart of the
+// runtime); a server set read_only=1 is not chosen; with no usable server,
+// submits are refused with an error naming each server and why; they
+// succeed again when one is usable again. The longest interval with no
+// successful submit around each change is printed.
 func TestFailoverAcrossServers(t *testing.T) {
 	logs := defaultLogLines(t)
 	srv, addrs, dsn := listedServers(t, 3)
@@ -252,8 +253,8 @@ func TestFailoverAcrossServers(t *testing.T) {
 	gap1 := stream.longestGap(killed)
 	onServer(t, rt.DB(), addrs[1], 10*time.Second)
 
-	// It comes back, the second dies: the first is used again (listed
-	// before the third, which is also up).
+	// It comes back, the second dies: the third is used, not the first
+	// (replaced by the second, though listed before the third).
 	srv[0].Start(t)
 	waitFor(t, 30*time.Second, "the connectors to see the first server back", func() bool {
 		l := logs() // each connector that saw it down sees it back
@@ -263,13 +264,13 @@ func TestFailoverAcrossServers(t *testing.T) {
 	srv[1].Kill(t)
 	waitFor(t, 30*time.Second, "50 submits after the second server was killed", func() bool { return stream.succeededSince(killed2) >= 50 })
 	gap2 := stream.longestGap(killed2)
-	onServer(t, rt.DB(), addrs[0], 10*time.Second)
+	onServer(t, rt.DB(), addrs[2], 10*time.Second)
 
-	// The third is made read-only, the first dies: nothing is usable.
+	// The third is made read-only: nothing is usable (the first up, but
+	// replaced).
 	adminExecOn(t, srv[2], "SET GLOBAL read_only = 1")
 	waitFor(t, 30*time.Second, "the connectors to see the third server read-only", everyConnector("argo: database server unusable", addrs[2]))
 	killed3 := time.Now()
-	srv[0].Kill(t)
 	refusedBefore := stream.refusedCount()
 	waitFor(t, 30*time.Second, "10 refused submits with every server down or read-only", func() bool { return len(stream.refusalsAfter(refusedBefore)) >= 10 })
 	if n := stream.succeededSince(killed3.Add(time.Second)); n > 0 {
@@ -277,7 +278,7 @@ func TestFailoverAcrossServers(t *testing.T) {
 	}
 	refusals := stream.refusalsAfter(refusedBefore)
 	last := refusals[len(refusals)-1].Error()
-	for _, want := range []string{"no usable MySQL server", addrs[0] + ": ", addrs[1] + ": ", addrs[2] + ": read-only"} {
+	for _, want := range []string{"no usable MySQL server", addrs[0] + ": replaced by " + addrs[1], addrs[1] + ": ", addrs[2] + ": read-only"} {
 		if !strings.Contains(last, want) {
 			t.Errorf("refusal with no usable server %q does not say %q", last, want)
 		}
@@ -286,10 +287,11 @@ func TestFailoverAcrossServers(t *testing.T) {
 		t.Errorf("refusal with no usable server does not wrap ErrNotPersisted: %v", refusals[len(refusals)-1])
 	}
 
-	// One comes back: submits succeed again, without a restart.
-	srv[1].Start(t)
+	// The third is writable again: submits succeed again, without a
+	// restart.
+	adminExecOn(t, srv[2], "SET GLOBAL read_only = 0")
 	back := time.Now()
-	waitFor(t, 30*time.Second, "50 submits after the second server came back", func() bool { return stream.succeededSince(back) >= 50 })
+	waitFor(t, 30*time.Second, "50 submits after the third server was writable again", func() bool { return stream.succeededSince(back) >= 50 })
 	var firstBack time.Time
 	stream.mu.Lock()
 	for _, at := range stream.ok {
@@ -298,7 +300,7 @@ func TestFailoverAcrossServers(t *testing.T) {
 		}
 	}
 	stream.mu.Unlock()
-	onServer(t, rt.DB(), addrs[1], 10*time.Second)
+	onServer(t, rt.DB(), addrs[2], 10*time.Second)
 	stream.close()
 	stream.stop = make(chan struct{}) // closed again by the deferred close
 	if err := stream.wrong.Load(); err != nil {

@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,43 +10,9 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// This file is the support the code argogen generates calls into, so that
-// each generated file holds only what differs per task. It is not meant to
-// be called by hand.
-
-// encodeCall encodes args as a call of def through rt, or says why the call
-// cannot be stored. register names the generated function that binds rt.
-func encodeCall(rt *Runtime, register string, def *TaskDef, args any, shardBy, uniqueKey string) (Call, error) {
-	if rt == nil {
-		return Call{}, fmt.Errorf("%w: task %s: no runtime is bound: call %s at start-up", ErrNotPersisted, def.Name, register)
-	}
-	b, err := encodeArgs(args)
-	if err != nil {
-		return Call{}, fmt.Errorf("%w: task %s: encoding %s: %w", ErrNotPersisted, def.Name, argumentAt(err), err)
-	}
-	return Call{Task: def, Args: b, ShardBy: shardBy, UniqueKey: uniqueKey}, nil
-}
-
-// SubmitJSON stores a call of def with args encoded as JSON and runs it per
-// def (Runtime.Submit). rt is the runtime the generated Register function
-// bound, nil if none was; register names that function for the error.
-func SubmitJSON(ctx context.Context, rt *Runtime, register string, def *TaskDef, args any, shardBy, uniqueKey string) error {
-	call, err := encodeCall(rt, register, def, args, shardBy, uniqueKey)
-	if err != nil {
-		return err
-	}
-	_, err = rt.Submit(ctx, call)
-	return err
-}
-
-// SubmitJSONTx is SubmitJSON inside the caller's transaction (Runtime.SubmitTx).
-func SubmitJSONTx(ctx context.Context, rt *Runtime, tx Execer, register string, def *TaskDef, args any, shardBy, uniqueKey string) (int64, error) {
-	call, err := encodeCall(rt, register, def, args, shardBy, uniqueKey)
-	if err != nil {
-		return 0, err
-	}
-	return rt.SubmitTx(ctx, tx, call)
-}
+// This file and generated_call.go are the support the code argogen
+// generates calls into, so that each generated file holds only what differs
+// per task. They are not meant to be called by hand.
 
 // DecodeJSON decodes stored arguments into v. The stored keys must be
 // exactly keys, and every member of a stored struct, at any depth, a field

@@ -3,8 +3,10 @@ package runtime
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/argo-retry/argo/argotype"
+	"github.com/argo-retry/argo/internal/storage"
 )
 
 // OperatorAction is one record of the operator trail: who did what to a
@@ -92,12 +94,20 @@ func (in *Inspector) RejectDiscard(ctx context.Context, id int64, reason string)
 	return in.store.DecideDiscard(ctx, id, false, reason, in.operator(), toMillis(in.now()))
 }
 
-// ForceFail sends a retrying task to the dead letter now, with a reason
-// (required) recorded in the trail. Any other state is refused with a
-// *TransitionError.
+// ForceFail sends a task no worker holds (pending, blocked, retrying or
+// exhausted) to the dead letter now, without running its fallback, with a
+// reason (required) recorded in the trail; its dependent tasks are
+// skipped. A running or falling_back task (its worker holds the lease and
+// will write the outcome: force-fail it once it waits again, or use
+// TransientFail), and a final one, are refused with a *TransitionError.
 func (in *Inspector) ForceFail(ctx context.Context, id int64, reason string) error {
 	return in.store.ForceFail(ctx, id, reason, in.operator(), toMillis(in.now()))
 }
+
+// ForceFailable reports whether ForceFail accepts a task in state s:
+// pending, blocked, retrying or exhausted (neither final nor held by a
+// worker's lease).
+func ForceFailable(s State) bool { return slices.Contains(storage.ForceFailableStates, s) }
 
 // RunNow makes a pending or retrying task due now, so that the next claim
 // of any instance takes it (a retry held by an instance is given back).

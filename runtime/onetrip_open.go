@@ -17,7 +17,7 @@ func openOnetrip(db *sql.DB) *sql.DB {
 	}
 	mc := h.cfg.Clone()
 	mc.MultiStatements = true
-	conn, err := failover.NewConnector(mc, failover.Options{})
+	conn, err := failover.NewConnector(mc, h.failoverOpts)
 	if err != nil {
 		return nil
 	}

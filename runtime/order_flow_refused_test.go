@@ -14,7 +14,7 @@ import (
 // under flow control (its gated claim does not apply the order gate: two
 // calls of one key ran at once under limit=10) is refused with the same
 // error, wrapping ErrNotPersisted, on every submit path — Submit, Submit
-// with After, SubmitTx, SubmitGroup and the helpers generated code calls —
+// with After, SubmitTx, SubmitGroup and the GeneratedCall generated code submits —
 // for a registered handler and for a TaskDef this instance does not run;
 // and nothing is written.
 func TestOrderKeyRefusedUnderFlowControlOnEveryPath(t *testing.T) {
@@ -61,20 +61,23 @@ func TestOrderKeyRefusedUnderFlowControlOnEveryPath(t *testing.T) {
 				_, err := rt.SubmitGroup(ctx, []GroupCall{{Call: Call{Task: def, Args: []byte(`{}`), OrderKey: "k"}}})
 				return err
 			}},
-			{"generated SubmitJSONOrdered", func() error {
-				return SubmitJSONOrdered(ctx, rt, "Register", def, struct{}{}, "", "", "k")
+			{"generated call", func() error {
+				_, err := GeneratedCall{Runtime: rt, Register: "Register", Task: def, Args: struct{}{}, OrderKey: "k"}.Submit(ctx)
+				return err
 			}},
-			{"generated SubmitJSONOrderedTx", func() error {
+			{"generated call in a transaction", func() error {
 				tx, err := rt.DB().BeginTx(ctx, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer tx.Rollback()
-				_, err = SubmitJSONOrderedTx(ctx, rt, tx, "Register", def, struct{}{}, "", "", "k")
+				call := GeneratedCall{Runtime: rt, Register: "Register", Task: def, Args: struct{}{}, OrderKey: "k", Tx: tx}
+				_, err = call.Submit(ctx)
 				return err
 			}},
-			{"generated SubmitJSONAfter", func() error {
-				_, err := SubmitJSONAfter(ctx, rt, "Register", def, struct{}{}, "", "", "k", []int64{up})
+			{"generated call with after", func() error {
+				call := GeneratedCall{Runtime: rt, Register: "Register", Task: def, Args: struct{}{}, OrderKey: "k", After: []int64{up}}
+				_, err := call.Submit(ctx)
 				return err
 			}},
 		}

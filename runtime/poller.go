@@ -37,11 +37,18 @@ func (rt *Runtime) sleep(d time.Duration, wake <-chan struct{}) bool {
 // pollLoop claims due tasks of this instance's shards while there are free
 // workers, and holds its scheduled calls about to fall due, every
 // PollInterval or when poked (a submit, a retry timer, a finished attempt).
+// The scheduled calls to hold are read at least every PollInterval, not at
+// every poll (hold_reads.go): pokes restart the timer, so the wait ends
+// when that read is due.
 func (rt *Runtime) pollLoop() {
 	for {
 		rt.claimAvailable()
 		rt.holdScheduled() // scheduled_holds.go
-		if !rt.sleep(rt.health.pollDelay(rt.cfg.PollInterval), rt.wake) {
+		d := rt.health.pollDelay(rt.cfg.PollInterval)
+		if d == rt.cfg.PollInterval { // not the outage backoff
+			d = rt.holdReads.wait(rt.now(), d, rt.cfg.PollInterval)
+		}
+		if !rt.sleep(d, rt.wake) {
 			return
 		}
 	}
@@ -67,7 +74,7 @@ func (rt *Runtime) claimAvailable() {
 		names, groups := rt.splitFlow(rt.handlerNames())
 		names, groups = rt.claimGranted(names, groups, now)
 		tasks, err := rt.claimOwn(now, n, names) // instance_scope.go: by Config.TaskPriority
-		if err == nil && len(tasks) < n && rt.cfg.StealAfter > 0 {
+		if err == nil && len(tasks) < n && rt.cfg.StealAfter > 0 && rt.othersOwnShards(names) {
 			// Spare workers: take tasks left overdue in other instances'
 			// shards (a crashed owner not yet timed out, a busy one). A
 			// failure here must not lose the tasks claimed above.

@@ -55,6 +55,8 @@ type Runtime struct {
 	shards shardView
 	clock  dbClock // offset to the database's clock (clock.go)
 
+	holdReads holdReads // when the poller reads the scheduled calls to hold (hold_reads.go)
+
 	renewStop    chan struct{} // closed by Stop once nothing holds a lease
 	renewDone    chan struct{} // closed when renewLoop has returned
 	pollDone     chan struct{} // closed when pollLoop has returned

@@ -396,3 +396,96 @@ func TestScheduledHoldGivenBackWithoutWorker(t *testing.T) {
 		}
 	})
 }
+
+// Scheduled calls submitted by another instance (a producer with no
+// handler, which owns no shards) are held by the instance owning their
+// shards and start on time when submitted more than one poll interval
+// ahead, whether that instance is idle (only its poll timer wakes it) or
+// busy (poked by a stream of finishing tasks many times per poll
+// interval): the calls to hold are read at least every poll interval,
+// whatever pokes the poller in between.
+func TestScheduledCallsFromAnotherInstanceStartOnTime(t *testing.T) {
+	for _, busy := range []bool{false, true} {
+		t.Run(map[bool]string{false: "idle", true: "busy"}[busy], func(t *testing.T) {
+			forEachBackend(t, func(t *testing.T, dsn string) {
+				var worker *Runtime
+				worker = startRuntime(t, scheduledConfig(t, dsn, "worker"))
+				producer := startRuntime(t, scheduledConfig(t, dsn, "producer"))
+				var log startLog
+				def := log.def("scheduled-produced", &worker)
+				filler := &TaskDef{Name: "filler", Policy: fastPolicy(1), Run: func(context.Context, []byte) error { return nil }}
+				if err := worker.Register(def, filler); err != nil {
+					t.Fatal(err)
+				}
+				if busy {
+					stop := make(chan struct{})
+					done := make(chan struct{})
+					go func() { // a finish pokes the worker's poller every ~100 ms
+						defer close(done)
+						tick := time.NewTicker(100 * time.Millisecond)
+						defer tick.Stop()
+						for {
+							select {
+							case <-stop:
+								return
+							case <-tick.C:
+								_, _ = worker.Submit(context.Background(), Call{Task: filler, Args: []byte(`{}`)})
+							}
+						}
+					}()
+					defer func() { close(stop); <-done }()
+				}
+				// One poll interval (2 s) after the worker's first poll:
+				// its timer, not a registration, brings its next read.
+				time.Sleep(100 * time.Millisecond)
+				// Due from 2.3 s to 3.8 s after their submit: beyond one
+				// poll interval, within two.
+				ids := submitSpread(t, producer, def, 16, 2300*time.Millisecond, 100*time.Millisecond)
+				waitFor(t, 15*time.Second, "every scheduled call run", func() bool { return log.ran(ids) == len(ids) })
+				late, by := log.checkOnce(t, worker, ids)
+				if by["worker"] != len(ids) {
+					t.Fatalf("runs by instance %v, want all by worker", by)
+				}
+				checkOnTime(t, late)
+			})
+		})
+	}
+}
+
+// A poke restarts the poll timer, but not the read of the calls to hold: a
+// poll just before that read is due skips it, and the poller still wakes
+// for it a poll interval after the last read, not a poll interval after
+// the poke (which would be almost two intervals apart).
+func TestScheduledHoldReadNotPostponedByPokes(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		var worker *Runtime
+		worker = startRuntime(t, scheduledConfig(t, dsn, "worker")) // PollInterval 2 s
+		producer := startRuntime(t, scheduledConfig(t, dsn, "producer"))
+		var log startLog
+		def := log.def("scheduled-poked", &worker)
+		filler := &TaskDef{Name: "filler", Policy: fastPolicy(1), Run: func(context.Context, []byte) error { return nil }}
+		// A call due in 1 s, then a Register: it changes the worker's scope,
+		// and its poll reads the calls to hold at once (t0), holding that
+		// one.
+		marker := submitSpread(t, producer, def, 1, time.Second, 0)
+		if err := worker.Register(def, filler); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 5*time.Second, "the worker's read after Register holding the first call", func() bool { return worker.holds.Held() == 1 })
+		t0 := time.Now()
+		// Due 2.6 s after t0: after the read due by t0 + 2 s, long before
+		// t0 + 3.8 s, when a poll timer restarted by the poke below would
+		// fire.
+		ids := submitSpread(t, producer, def, 4, 2600*time.Millisecond, 50*time.Millisecond)
+		// At t0 + 1.8 s a submit of a call due already pokes the worker
+		// (it is the claim's): that poll, and the one its finish brings,
+		// skip the read (the last one is 1.8 s old).
+		time.Sleep(time.Until(t0.Add(1800 * time.Millisecond)))
+		if _, err := worker.Submit(context.Background(), Call{Task: filler, Args: []byte(`{}`), RunAt: time.Now().Add(-time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 15*time.Second, "every scheduled call run", func() bool { return log.ran(ids) == len(ids) })
+		late, _ := log.checkOnce(t, worker, append(marker, ids...))
+		checkOnTime(t, late)
+	})
+}

@@ -9,10 +9,12 @@ import (
 // about to fall due is held by the instance that owns its shard and
 // started from the held retries' local timer at its due time, instead of
 // waiting for the next poll (up to PollInterval late). The poller holds
-// those due within scheduledHoldAhead at every poll (storage's
+// those due within scheduledHoldAhead (storage's
 // HoldScheduled: leased until due + LeaseDuration, so no other instance
 // claims it meanwhile); maintenance.HeldRetries starts them with one
-// fenced UPDATE each and runWhenFree runs them at their due time. Stop
+// fenced UPDATE each and runWhenFree runs them at their due time. The
+// read of the calls to hold runs at least every poll interval, not at
+// every poll (hold_reads.go). Stop
 // gives them back (any instance claims them when due); after a crash the
 // hold runs out at due + LeaseDuration and any instance claims them.
 
@@ -34,8 +36,10 @@ func (rt *Runtime) scheduledHoldAhead() time.Duration {
 
 // holdScheduled holds the scheduled calls of this instance's shards (and
 // names) due within scheduledHoldAhead, a ClaimBatch at a time, while the
-// held retries have room (their MaxHeld bound). A held call that finds no
-// free worker for heldWorkerWait after its due time is given back
+// held retries have room (their MaxHeld bound), if a read is due
+// (hold_reads.go: at least every poll interval, and after a local submit
+// of a call due soon or a change of scope). A held call that finds no free
+// worker for heldWorkerWait after its due time is given back
 // (runWhenFree), so that a busy instance does not keep its shards' calls
 // from idle ones (StealAfter).
 func (rt *Runtime) holdScheduled() {
@@ -43,6 +47,15 @@ func (rt *Runtime) holdScheduled() {
 	if ahead <= 0 {
 		return
 	}
+	// Tasks under flow control start only through their group's gated
+	// claim (flow_control.go): never held.
+	names, _ := rt.splitFlow(rt.handlerNames())
+	scope := rt.claimScope(names)
+	start := rt.now()
+	if !rt.holdReads.due(start, rt.holdReadEvery(), scope) {
+		return
+	}
+	rt.holdReads.begin()
 	for rt.ctx.Err() == nil {
 		now := rt.now()
 		if rt.holds.AnyDue(now) {
@@ -50,25 +63,26 @@ func (rt *Runtime) holdScheduled() {
 			// or its writes hang in an outage). Queued holds keep workers
 			// from the poller; more would keep more. Leave the calls to
 			// the claim until it catches up.
+			rt.holdReads.unfinished()
 			return
 		}
 		limit := min(rt.cfg.ClaimBatch, rt.holds.Room())
 		if limit <= 0 {
+			rt.holdReads.unfinished()
 			return
 		}
-		// Tasks under flow control start only through their group's gated
-		// claim (flow_control.go): never held.
-		names, _ := rt.splitFlow(rt.handlerNames())
 		if len(names) == 0 {
+			rt.holdReads.finished(start, scope) // nothing to hold
 			return
 		}
 		// Not canceled by Stop: a hold written as Stop begins is queued
 		// and so given back, rather than left to run out.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(rt.ctx), scheduledHoldTimeout)
 		held, err := rt.store.HoldScheduled(ctx, rt.cfg.InstanceID, toMillis(now), toMillis(now.Add(ahead)),
-			Millis(rt.cfg.LeaseDuration.Milliseconds()), limit, rt.claimScope(names))
+			Millis(rt.cfg.LeaseDuration.Milliseconds()), limit, scope)
 		cancel()
 		if err != nil {
+			rt.holdReads.unfinished()
 			if rt.ctx.Err() == nil {
 				rt.health.failed(rt, "hold scheduled calls", err)
 			}
@@ -78,6 +92,7 @@ func (rt *Runtime) holdScheduled() {
 			rt.holds.HoldScheduled(t, rt.handler(t.Name), t.ExecuteTime.Time())
 		}
 		if len(held) < limit {
+			rt.holdReads.finished(start, scope)
 			return
 		}
 	}
@@ -85,9 +100,15 @@ func (rt *Runtime) holdScheduled() {
 
 // holdSoon wakes the poller at once if a call just submitted falls due
 // within scheduledHoldAhead, so that it is held (and started on time)
-// rather than claimed when due.
+// rather than claimed when due: if it is not due yet, that poll reads the
+// calls to hold (hold_reads.go); a call due already is the claim's.
 func (rt *Runtime) holdSoon(due time.Time) {
-	if ahead := rt.scheduledHoldAhead(); ahead > 0 && due.Sub(rt.now()) <= ahead {
-		rt.poke()
+	if ahead := rt.scheduledHoldAhead(); ahead > 0 {
+		if until := due.Sub(rt.now()); until <= ahead {
+			if until > 0 {
+				rt.holdReads.stale.Store(true)
+			}
+			rt.poke()
+		}
 	}
 }

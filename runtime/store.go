@@ -89,8 +89,12 @@ func OpenDB(dsn string) (*sql.DB, string, error) {
 		if err := failover.ParseServerList(mc, raw); err != nil { // several servers: tcp(host1:3306,host2:3306)
 			return nil, "", fmt.Errorf("argo: DSN %q: %w", RedactDSN(dsn), err)
 		}
+		fopts, err := failoverOptions(mc)
+		if err != nil {
+			return nil, "", fmt.Errorf("argo: DSN %q: %s", RedactDSN(dsn), err)
+		}
 		_, params, _ := strings.Cut(raw[strings.LastIndex(raw, "/")+1:], "?")
-		h := &mysqlHandle{cfg: mc, unsafeCharset: unsafeConnectionCharset(mc, params)}
+		h := &mysqlHandle{cfg: mc, failoverOpts: fopts, unsafeCharset: unsafeConnectionCharset(mc, params)}
 		if h.unsafeCharset == "" {
 			// Arguments are interpolated client-side (safe in this charset,
 			// dsn_charset.go): one round trip per statement instead of
@@ -103,7 +107,7 @@ func OpenDB(dsn string) (*sql.DB, string, error) {
 		} else if mc.InterpolateParams || mc.MultiStatements {
 			return nil, "", fmt.Errorf(`argo: DSN %q: %s; argo will not run with interpolateParams=true or multiStatements=true there: remove them, or use charset=utf8mb4`, RedactDSN(dsn), h.unsafeCharset)
 		}
-		conn, err := failover.NewConnector(mc, failover.Options{}) // the driver's own for one server
+		conn, err := failover.NewConnector(mc, fopts) // the driver's own for one server
 		if err != nil {
 			return nil, "", fmt.Errorf("argo: DSN %q: %s", RedactDSN(dsn), describeDSNError(err))
 		}

@@ -19,6 +19,7 @@ type Execer interface {
 
 // preparedDef caches what every submit of one TaskDef shares.
 type preparedDef struct {
+	def        *TaskDef // the definition stored: the call's, or the registered one for a TaskDef that is only a Name
 	policy     RetryPolicy
 	policyJSON string
 }
@@ -31,14 +32,14 @@ func (rt *Runtime) prepare(d *TaskDef) (*preparedDef, error) {
 		return nil, err
 	}
 	pol := d.policy()
-	p := &preparedDef{policy: pol, policyJSON: encodePolicy(pol)}
+	p := &preparedDef{def: d, policy: pol, policyJSON: encodePolicy(pol)}
 	rt.defs.Store(d, p)
 	return p, nil
 }
 
 // newTask builds the row for c.
 func (rt *Runtime) newTask(c Call, p *preparedDef, now time.Time) *Task {
-	d := c.Task
+	d := p.def
 	mode, thread := d.Mode, d.Thread
 	if mode == 0 {
 		mode = Immediate

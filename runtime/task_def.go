@@ -26,6 +26,10 @@ type TaskDef struct {
 	// Delay is the first delay of a Scheduled task (Argo delayTime).
 	Delay time.Duration
 	// Policy is the retry policy; the zero value means DefaultRetryPolicy().
+	// A TaskDef with nothing but a Name submits the definition registered
+	// under that name (its policy, mode, delay, fallback, alert): Submit
+	// refuses it with ErrUnregisteredTask when none is registered, and
+	// refuses a zero Policy for a name registered with another policy.
 	Policy RetryPolicy
 
 	// Run decodes args (as encoded by the generated wrapper) and calls the
@@ -54,8 +58,11 @@ type TaskDef struct {
 	Flow *FlowControl
 }
 
+// policy is the policy d's tasks are stored with: DefaultRetryPolicy when
+// d.Policy is left empty (every field zero). A policy with some fields set
+// but no Backoff is not empty: Validate refuses it rather than replace it.
 func (d *TaskDef) policy() RetryPolicy {
-	if d.Policy.Backoff == "" {
+	if d.Policy == (RetryPolicy{}) {
 		return DefaultRetryPolicy()
 	}
 	return d.Policy
@@ -71,6 +78,9 @@ func (d *TaskDef) Validate() error {
 	}
 	if len(d.Name) > 255 {
 		return fmt.Errorf("argo: task name %q is longer than 255 bytes", d.Name)
+	}
+	if d.Policy != (RetryPolicy{}) && d.Policy.Backoff == "" {
+		return fmt.Errorf("argo: task %s: its RetryPolicy sets fields (MaxAttempts %d) but no Backoff: set Backoff (runtime.BackoffFixed, BackoffLinear or BackoffExponential), or leave Policy empty for runtime.DefaultRetryPolicy()", d.Name, d.Policy.MaxAttempts)
 	}
 	if err := d.policy().Validate(); err != nil {
 		return fmt.Errorf("argo: task %s: %w", d.Name, err)
@@ -127,7 +137,11 @@ func (rt *Runtime) prepareCall(c Call) (*preparedDef, error) {
 	if err := orderedCallAllowed(c, rt.handler(c.Task.Name)); err != nil {
 		return nil, err
 	}
-	return rt.prepare(c.Task)
+	d, err := rt.resolveDef(c.Task) // a TaskDef that is only a Name: the registered one (submit_by_name.go)
+	if err != nil {
+		return nil, err
+	}
+	return rt.prepare(d)
 }
 
 // Call is one invocation to persist.

@@ -20,6 +20,9 @@
 #
 # Environment:
 #   ARGO_MARIADB_START_TIMEOUT  seconds to wait for the server (default 60)
+#   ARGO_MARIADB_EXTRA_ARGS     more mariadbd options for `start`, split on
+#                               spaces (e.g. --innodb-read-only=ON: a server
+#                               that takes no writes, as an Aurora reader)
 set -euo pipefail
 
 die() { echo "mariadb.sh: $*" >&2; exit 1; }
@@ -161,6 +164,7 @@ cmd_start() {
 		--max-allowed-packet=16M \
 		--character-set-server=utf8mb4 \
 		--collation-server=utf8mb4_general_ci \
+		${ARGO_MARIADB_EXTRA_ARGS:-} \
 		</dev/null >>"$dir/mariadbd.log" 2>&1 &
 	local pid=$!
 

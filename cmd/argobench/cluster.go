@@ -2,10 +2,10 @@ package main
 
 // The cluster workload: the same insert + work through one database server,
 // through a cluster with one writer (one runtime on the server list: the
-// failover connector keeps to the first usable server), and through the
+// failover connector writes through the node it elects), and through the
 // cluster with every server a writer (one runtime per listed server, each
-// given the list with its own server first), as docs/deployment.md
-// describes the two ways of running on Galera.
+// given the list with its own server first and argoMultiWriter=true), as
+// docs/deployment.md describes the two ways of running on Galera.
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -87,13 +88,20 @@ func namesSeveralServers(dsn string) bool {
 }
 
 // writerDSNs returns, for each server of the list, a DSN naming every
-// server with that one first and the others after it in the list's order:
-// a runtime given it writes through that server while it is usable.
+// server with that one first and the others after it in the list's order,
+// with argoMultiWriter=true: a runtime given it writes through that server
+// while it is usable (without the parameter every runtime would write
+// through the one node the failover connector elects).
 func writerDSNs(cfg *mysql.Config, servers []string) []string {
 	out := make([]string, len(servers))
 	for i := range servers {
 		c := cfg.Clone()
 		c.Addr = strings.Join(append(slices.Clone(servers[i:]), servers[:i]...), ",")
+		c.Params = maps.Clone(c.Params)
+		if c.Params == nil {
+			c.Params = map[string]string{}
+		}
+		c.Params["argoMultiWriter"] = "true"
 		out[i] = "mysql:" + c.FormatDSN()
 	}
 	return out
@@ -342,7 +350,7 @@ func (b *bencher) cluster(ctx context.Context) error {
 		setups = append(setups, &clusterSetup{key: "single", label: "one server", dsns: []string{d}, admin: single, settings: settings})
 	}
 	setups = append(setups,
-		&clusterSetup{key: "one", label: "cluster, one writer", dsns: writers[:1], admin: b.admin, nodes: nodes},
+		&clusterSetup{key: "one", label: "cluster, one writer", dsns: []string{"mysql:" + cfg.FormatDSN()}, admin: b.admin, nodes: nodes},
 		&clusterSetup{key: "all", label: "cluster, all writers", dsns: writers, admin: b.admin, nodes: nodes})
 
 	for r := range b.o.runs {

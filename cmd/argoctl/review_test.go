@@ -66,14 +66,16 @@ func TestReviewedDiscard(t *testing.T) {
 }
 
 // TestForceFailAndRun: force-fail sends a retrying task to the dead letter
-// (reason required) and refuses other states; run makes a waiting task due
+// (reason required) and refuses a running one (its worker holds the lease)
+// and final ones; run makes a waiting task due
 // now and refuses a running one; both are in the trail.
 func TestForceFailAndRun(t *testing.T) {
 	for _, b := range testdb.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			seed(t, b.DSN)
 			failCtl(t, b.DSN, 2, "force-fail needs -reason", "force-fail", "2")
-			failCtl(t, b.DSN, 1, "WF_STATE_TRANSITION_INVALID: task 4 cannot go from pending to dead", "force-fail", "4", "-reason", "x")
+			failCtl(t, b.DSN, 1, "WF_STATE_TRANSITION_INVALID: task 8 cannot go from running to dead", "force-fail", "8", "-reason", "x")
+			failCtl(t, b.DSN, 1, "WF_STATE_TRANSITION_INVALID: task 6 cannot go from recovered to dead", "force-fail", "6", "-reason", "x")
 			if out := mustCtl(t, b.DSN, "force-fail", "2", "-reason", "endpoint retired", "-operator", "alice"); out != "sent to the dead letter: task 2\n" {
 				t.Fatalf("force-fail 2: %q", out)
 			}

@@ -25,6 +25,7 @@ commands:
                                              tasks, newest first; fits 120 columns (short names, times
                                              in UTC without the year, errors cut with …); -wide: in full
   show     ID                                one task: row, arguments, attempt history, operator trail
+  show     ID -attempt N                     one attempt of a task: outcome, times, backoff, worker, error
   requeue  ID... | filters [-reason TEXT] [--all] [--dry-run]
                                              dead or discarded tasks run again as new tasks (fresh ids and
                                              idempotency keys, linked to the old ones, which stay as they
@@ -35,7 +36,8 @@ commands:
   discard-request ID... -reason TEXT        ask for a discard; another operator approves or rejects it
   discard-approve ID... [-reason TEXT]      approve (and carry out) another operator's discard request
   discard-reject  ID... [-reason TEXT]      reject another operator's discard request
-  force-fail ID... -reason TEXT             send retrying tasks to the dead letter now
+  force-fail ID... -reason TEXT             send waiting tasks to the dead letter now
+  transient-fail ID... -reason TEXT         fail each task's next attempt as transient, unrun (Config.FaultInjection)
   run      ID... [-reason TEXT]             make pending or retrying tasks due now
   flow     [open|close|trail GROUP]          flow groups (limit=, rate=, breaker=) and their breakers;
                                              open/close a group's breaker by hand (-reason), and
@@ -108,6 +110,7 @@ var commands = map[string]func(e *env, args []string) error{
 	"discard-approve": cmdDiscardApprove,
 	"discard-reject":  cmdDiscardReject,
 	"force-fail":      cmdForceFail,
+	"transient-fail":  cmdTransientFail,
 	"run":             cmdRunNow,
 	"version":         cmdVersion,
 	"flow":            cmdFlow,

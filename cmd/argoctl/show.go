@@ -13,6 +13,7 @@ import (
 
 func cmdShow(e *env, args []string) error {
 	fs := newFlagSet("show")
+	attempt := fs.Int("attempt", 0, "show only attempt N (from 1)")
 	pos, err := parse(e, fs, args)
 	if err != nil {
 		return err
@@ -25,6 +26,12 @@ func cmdShow(e *env, args []string) error {
 		return err
 	}
 	id := ids[0]
+	switch {
+	case *attempt < 0:
+		return usagef("show: -attempt %d: attempts count from 1", *attempt)
+	case *attempt > 0:
+		return showAttempt(e, id, *attempt) // show_attempt.go
+	}
 	return withDB(e, func(ctx context.Context, in *runtime.Inspector) error {
 		t, err := in.Get(ctx, id)
 		if err != nil {

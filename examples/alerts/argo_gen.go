@@ -8,9 +8,10 @@ package main
 import (
 	"context"
 	"errors"
-	"github.com/argo-retry/argo/runtime"
 	"sync/atomic"
 	"time"
+
+	"github.com/argo-retry/argo/runtime"
 )
 
 // argoRuntime is the runtime the wrappers of this package submit through; the ArgoRegister
@@ -74,14 +75,24 @@ func init() {
 // retrying failures up to 2 times per its //argo:retry directive. An error wrapping
 // runtime.ErrNotPersisted means the call was not stored and will not run.
 func ChargeCardDurable(ctx context.Context, orderID string) error {
-	return argoSubmit(ctx, argoTaskChargeCard, "ArgoRegister", &argoArgsChargeCard{OrderID: orderID}, "", "")
+	_, err := argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskChargeCard,
+		Args:     &argoArgsChargeCard{OrderID: orderID},
+		Register: "ArgoRegister",
+	})
+	return err
 }
 
 // ChargeCardDurableTx stores a call of ChargeCard in tx, an *sql.Tx (or *sqlx.Tx) on the runtime's
 // database, and returns its task id: the task runs once tx commits and is gone if tx rolls back
 // (the outbox pattern).
 func ChargeCardDurableTx(ctx context.Context, tx runtime.Execer, orderID string) (int64, error) {
-	return argoSubmitTx(ctx, tx, argoTaskChargeCard, "ArgoRegister", &argoArgsChargeCard{OrderID: orderID}, "", "")
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskChargeCard,
+		Args:     &argoArgsChargeCard{OrderID: orderID},
+		Tx:       tx,
+		Register: "ArgoRegister",
+	})
 }
 
 // ChargeCardDurableAfter stores a call of ChargeCard that runs only after every task of after (ids)
@@ -90,20 +101,17 @@ func ChargeCardDurableTx(ctx context.Context, tx runtime.Execer, orderID string)
 // id. An error wrapping runtime.ErrNotPersisted means the call was not stored and will not run;
 // runtime.ErrDependency, that after named a task that does not exist or has failed already.
 func ChargeCardDurableAfter(ctx context.Context, after []int64, orderID string) (int64, error) {
-	return argoSubmitAfter(ctx, argoTaskChargeCard, "ArgoRegister", &argoArgsChargeCard{OrderID: orderID}, "", "", "", after)
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskChargeCard,
+		Args:     &argoArgsChargeCard{OrderID: orderID},
+		After:    after,
+		Register: "ArgoRegister",
+	})
 }
 
-// argoSubmit stores a call and runs it per its task definition.
-func argoSubmit(ctx context.Context, def *runtime.TaskDef, register string, args any, shardBy, uniqueKey string) error {
-	return runtime.SubmitJSON(ctx, argoRuntime.Load(), "main."+register, def, args, shardBy, uniqueKey)
-}
-
-// argoSubmitTx stores a call in the caller's transaction.
-func argoSubmitTx(ctx context.Context, tx runtime.Execer, def *runtime.TaskDef, register string, args any, shardBy, uniqueKey string) (int64, error) {
-	return runtime.SubmitJSONTx(ctx, argoRuntime.Load(), tx, "main."+register, def, args, shardBy, uniqueKey)
-}
-
-// argoSubmitAfter stores a call that runs after the tasks of after and returns its task id.
-func argoSubmitAfter(ctx context.Context, def *runtime.TaskDef, register string, args any, shardBy, uniqueKey, orderKey string, after []int64) (int64, error) {
-	return runtime.SubmitJSONAfter(ctx, argoRuntime.Load(), "main."+register, def, args, shardBy, uniqueKey, orderKey, after)
+// argoSubmit stores call (runtime.GeneratedCall.Submit) through the runtime the ArgoRegister
+// functions bound.
+func argoSubmit(ctx context.Context, call runtime.GeneratedCall) (int64, error) {
+	call.Runtime, call.Register = argoRuntime.Load(), "main."+call.Register
+	return call.Submit(ctx)
 }

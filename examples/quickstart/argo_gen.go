@@ -8,9 +8,10 @@ package main
 import (
 	"context"
 	"errors"
-	"github.com/argo-retry/argo/runtime"
 	"sync/atomic"
 	"time"
+
+	"github.com/argo-retry/argo/runtime"
 )
 
 // argoRuntime is the runtime the wrappers of this package submit through; the ArgoRegister
@@ -74,14 +75,24 @@ func init() {
 // pool, retrying failures up to 3 times per its //argo:retry directive. An error wrapping
 // runtime.ErrNotPersisted means the call was not stored and will not run.
 func SendReceiptDurable(ctx context.Context, orderID string, amountCents int64) error {
-	return argoSubmit(ctx, argoTaskSendReceipt, "ArgoRegister", &argoArgsSendReceipt{OrderID: orderID, AmountCents: amountCents}, "", "")
+	_, err := argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskSendReceipt,
+		Args:     &argoArgsSendReceipt{OrderID: orderID, AmountCents: amountCents},
+		Register: "ArgoRegister",
+	})
+	return err
 }
 
 // SendReceiptDurableTx stores a call of SendReceipt in tx, an *sql.Tx (or *sqlx.Tx) on the
 // runtime's database, and returns its task id: the task runs once tx commits and is gone if tx
 // rolls back (the outbox pattern).
 func SendReceiptDurableTx(ctx context.Context, tx runtime.Execer, orderID string, amountCents int64) (int64, error) {
-	return argoSubmitTx(ctx, tx, argoTaskSendReceipt, "ArgoRegister", &argoArgsSendReceipt{OrderID: orderID, AmountCents: amountCents}, "", "")
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskSendReceipt,
+		Args:     &argoArgsSendReceipt{OrderID: orderID, AmountCents: amountCents},
+		Tx:       tx,
+		Register: "ArgoRegister",
+	})
 }
 
 // SendReceiptDurableAfter stores a call of SendReceipt that runs only after every task of after
@@ -90,20 +101,17 @@ func SendReceiptDurableTx(ctx context.Context, tx runtime.Execer, orderID string
 // task id. An error wrapping runtime.ErrNotPersisted means the call was not stored and will not
 // run; runtime.ErrDependency, that after named a task that does not exist or has failed already.
 func SendReceiptDurableAfter(ctx context.Context, after []int64, orderID string, amountCents int64) (int64, error) {
-	return argoSubmitAfter(ctx, argoTaskSendReceipt, "ArgoRegister", &argoArgsSendReceipt{OrderID: orderID, AmountCents: amountCents}, "", "", "", after)
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskSendReceipt,
+		Args:     &argoArgsSendReceipt{OrderID: orderID, AmountCents: amountCents},
+		After:    after,
+		Register: "ArgoRegister",
+	})
 }
 
-// argoSubmit stores a call and runs it per its task definition.
-func argoSubmit(ctx context.Context, def *runtime.TaskDef, register string, args any, shardBy, uniqueKey string) error {
-	return runtime.SubmitJSON(ctx, argoRuntime.Load(), "main."+register, def, args, shardBy, uniqueKey)
-}
-
-// argoSubmitTx stores a call in the caller's transaction.
-func argoSubmitTx(ctx context.Context, tx runtime.Execer, def *runtime.TaskDef, register string, args any, shardBy, uniqueKey string) (int64, error) {
-	return runtime.SubmitJSONTx(ctx, argoRuntime.Load(), tx, "main."+register, def, args, shardBy, uniqueKey)
-}
-
-// argoSubmitAfter stores a call that runs after the tasks of after and returns its task id.
-func argoSubmitAfter(ctx context.Context, def *runtime.TaskDef, register string, args any, shardBy, uniqueKey, orderKey string, after []int64) (int64, error) {
-	return runtime.SubmitJSONAfter(ctx, argoRuntime.Load(), "main."+register, def, args, shardBy, uniqueKey, orderKey, after)
+// argoSubmit stores call (runtime.GeneratedCall.Submit) through the runtime the ArgoRegister
+// functions bound.
+func argoSubmit(ctx context.Context, call runtime.GeneratedCall) (int64, error) {
+	call.Runtime, call.Register = argoRuntime.Load(), "main."+call.Register
+	return call.Submit(ctx)
 }

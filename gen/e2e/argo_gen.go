@@ -9,23 +9,31 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/argo-retry/argo/runtime"
 	"sync/atomic"
 	"time"
+
+	"github.com/argo-retry/argo/runtime"
 )
 
 // argoRuntime is the runtime the wrappers of this package submit through; the ArgoRegister
 // functions bind it.
 var argoRuntime atomic.Pointer[runtime.Runtime]
 
-// ArgoRegister registers the durable functions of package e2e (Stage, Flaky, Doomed, Exact, Once)
-// with rt and binds rt for their wrappers and for the package's other wrappers. Call it once at
-// start-up, before any wrapper.
+// ArgoRegister registers the durable functions of package e2e (Stage, Keyed, Flaky, Doomed, Exact,
+// Once) with rt and binds rt for their wrappers and for the package's other wrappers. Call it once
+// at start-up, before any wrapper.
 func ArgoRegister(rt *runtime.Runtime) error {
 	if rt == nil {
 		return errors.New("e2e.ArgoRegister: nil runtime")
 	}
-	if err := rt.Register(argoTaskStage, argoTaskFlaky, argoTaskDoomed, argoTaskExact, argoTaskOnce); err != nil {
+	if err := rt.Register(
+		argoTaskStage,
+		argoTaskKeyed,
+		argoTaskFlaky,
+		argoTaskDoomed,
+		argoTaskExact,
+		argoTaskOnce,
+	); err != nil {
 		return err
 	}
 	argoRuntime.Store(rt)
@@ -113,14 +121,24 @@ func init() {
 // retries per its //argo:retry directive. An error wrapping runtime.ErrNotPersisted means the call
 // was not stored and will not run.
 func StageDurable(ctx context.Context, name string) error {
-	return argoSubmit(ctx, argoTaskStage, "ArgoRegister", &argoArgsStage{Name: name}, "", "")
+	_, err := argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskStage,
+		Args:     &argoArgsStage{Name: name},
+		Register: "ArgoRegister",
+	})
+	return err
 }
 
 // StageDurableTx stores a call of Stage in tx, an *sql.Tx (or *sqlx.Tx) on the runtime's database,
 // and returns its task id: the task runs once tx commits and is gone if tx rolls back (the outbox
 // pattern).
 func StageDurableTx(ctx context.Context, tx runtime.Execer, name string) (int64, error) {
-	return argoSubmitTx(ctx, tx, argoTaskStage, "ArgoRegister", &argoArgsStage{Name: name}, "", "")
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskStage,
+		Args:     &argoArgsStage{Name: name},
+		Tx:       tx,
+		Register: "ArgoRegister",
+	})
 }
 
 // StageDurableAfter stores a call of Stage that runs only after every task of after (ids) has
@@ -129,7 +147,103 @@ func StageDurableTx(ctx context.Context, tx runtime.Execer, name string) (int64,
 // error wrapping runtime.ErrNotPersisted means the call was not stored and will not run;
 // runtime.ErrDependency, that after named a task that does not exist or has failed already.
 func StageDurableAfter(ctx context.Context, after []int64, name string) (int64, error) {
-	return argoSubmitAfter(ctx, argoTaskStage, "ArgoRegister", &argoArgsStage{Name: name}, "", "", "", after)
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskStage,
+		Args:     &argoArgsStage{Name: name},
+		After:    after,
+		Register: "ArgoRegister",
+	})
+}
+
+// argoTaskKeyed is the task definition of Keyed, from its //argo:retry directive.
+var argoTaskKeyed = &runtime.TaskDef{
+	Name:           "github.com/argo-retry/argo/gen/e2e.Keyed",
+	MethodName:     "Keyed",
+	Signature:      "func e2e.Keyed(ctx context.Context, tenant string, account string, ref string) error",
+	ParameterTypes: "string,string,string",
+	Mode:           runtime.Scheduled,
+	Thread:         runtime.Async,
+	Delay:          time.Hour,
+	Policy: runtime.RetryPolicy{
+		MaxAttempts: 1,
+		Backoff:     runtime.BackoffExponential,
+		Initial:     time.Second,
+		Multiplier:  2,
+		MaxDelay:    time.Minute,
+		Jitter:      runtime.Jitter{Kind: runtime.JitterRatio, Ratio: 0.1},
+	},
+}
+
+// The build breaks here when a signature no longer matches its directive: run go generate.
+var _ func(context.Context, string, string, string) error = Keyed
+
+// argoArgsKeyed holds the arguments of one call of Keyed, stored as JSON in
+// argo_task.task_parameter.
+type argoArgsKeyed struct {
+	Tenant  string `json:"tenant"`
+	Account string `json:"account"`
+	Ref     string `json:"ref"`
+}
+
+func init() {
+	argoTaskKeyed.Run = func(ctx context.Context, args []byte) error {
+		var v argoArgsKeyed
+		if err := runtime.DecodeJSON(args, &v, "tenant", "account", "ref"); err != nil {
+			return err
+		}
+		return Keyed(ctx, v.Tenant, v.Account, v.Ref)
+	}
+}
+
+// KeyedDurable is the durable form of Keyed: it stores the call as task
+// github.com/argo-retry/argo/gen/e2e.Keyed, then runs it on the runtime's worker pool 1h0m0s later,
+// without retries per its //argo:retry directive. An error wrapping runtime.ErrNotPersisted means
+// the call was not stored and will not run.
+func KeyedDurable(ctx context.Context, tenant string, account string, ref string) error {
+	_, err := argoSubmit(ctx, runtime.GeneratedCall{
+		Task:      argoTaskKeyed,
+		Args:      &argoArgsKeyed{Tenant: tenant, Account: account, Ref: ref},
+		ShardBy:   argoKey(account),
+		UniqueKey: argoKey(ref),
+		OrderKey:  argoKey(account),
+		Tenant:    argoKey(tenant),
+		Register:  "ArgoRegister",
+	})
+	return err
+}
+
+// KeyedDurableTx stores a call of Keyed in tx, an *sql.Tx (or *sqlx.Tx) on the runtime's database,
+// and returns its task id: the task runs once tx commits and is gone if tx rolls back (the outbox
+// pattern).
+func KeyedDurableTx(ctx context.Context, tx runtime.Execer, tenant string, account string, ref string) (int64, error) {
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:      argoTaskKeyed,
+		Args:      &argoArgsKeyed{Tenant: tenant, Account: account, Ref: ref},
+		ShardBy:   argoKey(account),
+		UniqueKey: argoKey(ref),
+		OrderKey:  argoKey(account),
+		Tenant:    argoKey(tenant),
+		Tx:        tx,
+		Register:  "ArgoRegister",
+	})
+}
+
+// KeyedDurableAfter stores a call of Keyed that runs only after every task of after (ids) has
+// succeeded or recovered, and returns its task id; if one of them ends dead or discarded, the call
+// ends skipped (docs/dependencies.md). With no ids it is KeyedDurable returning the task id. An
+// error wrapping runtime.ErrNotPersisted means the call was not stored and will not run;
+// runtime.ErrDependency, that after named a task that does not exist or has failed already.
+func KeyedDurableAfter(ctx context.Context, after []int64, tenant string, account string, ref string) (int64, error) {
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:      argoTaskKeyed,
+		Args:      &argoArgsKeyed{Tenant: tenant, Account: account, Ref: ref},
+		ShardBy:   argoKey(account),
+		UniqueKey: argoKey(ref),
+		OrderKey:  argoKey(account),
+		Tenant:    argoKey(tenant),
+		After:     after,
+		Register:  "ArgoRegister",
+	})
 }
 
 // argoTaskFlaky is the task definition of Flaky, from its //argo:retry directive.
@@ -173,14 +287,26 @@ func init() {
 // failures up to 3 times per its //argo:retry directive. An error wrapping runtime.ErrNotPersisted
 // means the call was not stored and will not run.
 func FlakyDurable(ctx context.Context, key string) error {
-	return argoSubmit(ctx, argoTaskFlaky, "ArgoRegister", &argoArgsFlaky{Key: key}, "", argoKey(key))
+	_, err := argoSubmit(ctx, runtime.GeneratedCall{
+		Task:      argoTaskFlaky,
+		Args:      &argoArgsFlaky{Key: key},
+		UniqueKey: argoKey(key),
+		Register:  "ArgoRegister",
+	})
+	return err
 }
 
 // FlakyDurableTx stores a call of Flaky in tx, an *sql.Tx (or *sqlx.Tx) on the runtime's database,
 // and returns its task id: the task runs once tx commits and is gone if tx rolls back (the outbox
 // pattern).
 func FlakyDurableTx(ctx context.Context, tx runtime.Execer, key string) (int64, error) {
-	return argoSubmitTx(ctx, tx, argoTaskFlaky, "ArgoRegister", &argoArgsFlaky{Key: key}, "", argoKey(key))
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:      argoTaskFlaky,
+		Args:      &argoArgsFlaky{Key: key},
+		UniqueKey: argoKey(key),
+		Tx:        tx,
+		Register:  "ArgoRegister",
+	})
 }
 
 // FlakyDurableAfter stores a call of Flaky that runs only after every task of after (ids) has
@@ -189,7 +315,13 @@ func FlakyDurableTx(ctx context.Context, tx runtime.Execer, key string) (int64, 
 // error wrapping runtime.ErrNotPersisted means the call was not stored and will not run;
 // runtime.ErrDependency, that after named a task that does not exist or has failed already.
 func FlakyDurableAfter(ctx context.Context, after []int64, key string) (int64, error) {
-	return argoSubmitAfter(ctx, argoTaskFlaky, "ArgoRegister", &argoArgsFlaky{Key: key}, "", argoKey(key), "", after)
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:      argoTaskFlaky,
+		Args:      &argoArgsFlaky{Key: key},
+		UniqueKey: argoKey(key),
+		After:     after,
+		Register:  "ArgoRegister",
+	})
 }
 
 // argoTaskDoomed is the task definition of Doomed, from its //argo:retry directive.
@@ -248,14 +380,26 @@ func init() {
 // same arguments. An error wrapping runtime.ErrNotPersisted means the call was not stored and will
 // not run.
 func DoomedDurable(ctx context.Context, order Order, tags ...string) error {
-	return argoSubmit(ctx, argoTaskDoomed, "ArgoRegister", &argoArgsDoomed{Order: order, Tags: tags}, argoKey(tags), "")
+	_, err := argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskDoomed,
+		Args:     &argoArgsDoomed{Order: order, Tags: tags},
+		ShardBy:  argoKey(tags),
+		Register: "ArgoRegister",
+	})
+	return err
 }
 
 // DoomedDurableTx stores a call of Doomed in tx, an *sql.Tx (or *sqlx.Tx) on the runtime's
 // database, and returns its task id: the task runs once tx commits and is gone if tx rolls back
 // (the outbox pattern).
 func DoomedDurableTx(ctx context.Context, tx runtime.Execer, order Order, tags ...string) (int64, error) {
-	return argoSubmitTx(ctx, tx, argoTaskDoomed, "ArgoRegister", &argoArgsDoomed{Order: order, Tags: tags}, argoKey(tags), "")
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskDoomed,
+		Args:     &argoArgsDoomed{Order: order, Tags: tags},
+		ShardBy:  argoKey(tags),
+		Tx:       tx,
+		Register: "ArgoRegister",
+	})
 }
 
 // DoomedDurableAfter stores a call of Doomed that runs only after every task of after (ids) has
@@ -264,7 +408,13 @@ func DoomedDurableTx(ctx context.Context, tx runtime.Execer, order Order, tags .
 // error wrapping runtime.ErrNotPersisted means the call was not stored and will not run;
 // runtime.ErrDependency, that after named a task that does not exist or has failed already.
 func DoomedDurableAfter(ctx context.Context, after []int64, order Order, tags ...string) (int64, error) {
-	return argoSubmitAfter(ctx, argoTaskDoomed, "ArgoRegister", &argoArgsDoomed{Order: order, Tags: tags}, argoKey(tags), "", "", after)
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskDoomed,
+		Args:     &argoArgsDoomed{Order: order, Tags: tags},
+		ShardBy:  argoKey(tags),
+		After:    after,
+		Register: "ArgoRegister",
+	})
 }
 
 // argoTaskStoreSave is the task definition of (*Store).Save, from its //argo:retry directive.
@@ -315,14 +465,24 @@ func init() {
 // directive. An error wrapping runtime.ErrNotPersisted means the call was not stored and will not
 // run.
 func (*Store) SaveDurable(ctx context.Context, id int, note *string) error {
-	return argoSubmit(ctx, argoTaskStoreSave, "ArgoRegisterStore", &argoArgsStoreSave{Id: id, Note: note}, "", "")
+	_, err := argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskStoreSave,
+		Args:     &argoArgsStoreSave{Id: id, Note: note},
+		Register: "ArgoRegisterStore",
+	})
+	return err
 }
 
 // SaveDurableTx stores a call of (*Store).Save in tx, an *sql.Tx (or *sqlx.Tx) on the runtime's
 // database, and returns its task id: the task runs once tx commits and is gone if tx rolls back
 // (the outbox pattern).
 func (*Store) SaveDurableTx(ctx context.Context, tx runtime.Execer, id int, note *string) (int64, error) {
-	return argoSubmitTx(ctx, tx, argoTaskStoreSave, "ArgoRegisterStore", &argoArgsStoreSave{Id: id, Note: note}, "", "")
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskStoreSave,
+		Args:     &argoArgsStoreSave{Id: id, Note: note},
+		Tx:       tx,
+		Register: "ArgoRegisterStore",
+	})
 }
 
 // SaveDurableAfter stores a call of (*Store).Save that runs only after every task of after (ids)
@@ -331,7 +491,12 @@ func (*Store) SaveDurableTx(ctx context.Context, tx runtime.Execer, id int, note
 // error wrapping runtime.ErrNotPersisted means the call was not stored and will not run;
 // runtime.ErrDependency, that after named a task that does not exist or has failed already.
 func (*Store) SaveDurableAfter(ctx context.Context, after []int64, id int, note *string) (int64, error) {
-	return argoSubmitAfter(ctx, argoTaskStoreSave, "ArgoRegisterStore", &argoArgsStoreSave{Id: id, Note: note}, "", "", "", after)
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskStoreSave,
+		Args:     &argoArgsStoreSave{Id: id, Note: note},
+		After:    after,
+		Register: "ArgoRegisterStore",
+	})
 }
 
 // argoTaskCounterAdd is the task definition of Counter.Add, from its //argo:retry directive.
@@ -381,14 +546,24 @@ func init() {
 // later, retrying failures up to 3 times per its //argo:retry directive. An error wrapping
 // runtime.ErrNotPersisted means the call was not stored and will not run.
 func (Counter) AddDurable(n int) error {
-	return argoSubmit(context.Background(), argoTaskCounterAdd, "ArgoRegisterCounter", &argoArgsCounterAdd{N: n}, "", "")
+	_, err := argoSubmit(context.Background(), runtime.GeneratedCall{
+		Task:     argoTaskCounterAdd,
+		Args:     &argoArgsCounterAdd{N: n},
+		Register: "ArgoRegisterCounter",
+	})
+	return err
 }
 
 // AddDurableTx stores a call of Counter.Add in tx, an *sql.Tx (or *sqlx.Tx) on the runtime's
 // database, and returns its task id: the task runs once tx commits and is gone if tx rolls back
 // (the outbox pattern).
 func (Counter) AddDurableTx(ctx context.Context, tx runtime.Execer, n int) (int64, error) {
-	return argoSubmitTx(ctx, tx, argoTaskCounterAdd, "ArgoRegisterCounter", &argoArgsCounterAdd{N: n}, "", "")
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskCounterAdd,
+		Args:     &argoArgsCounterAdd{N: n},
+		Tx:       tx,
+		Register: "ArgoRegisterCounter",
+	})
 }
 
 // AddDurableAfter stores a call of Counter.Add that runs only after every task of after (ids) has
@@ -397,14 +572,20 @@ func (Counter) AddDurableTx(ctx context.Context, tx runtime.Execer, n int) (int6
 // wrapping runtime.ErrNotPersisted means the call was not stored and will not run;
 // runtime.ErrDependency, that after named a task that does not exist or has failed already.
 func (Counter) AddDurableAfter(ctx context.Context, after []int64, n int) (int64, error) {
-	return argoSubmitAfter(ctx, argoTaskCounterAdd, "ArgoRegisterCounter", &argoArgsCounterAdd{N: n}, "", "", "", after)
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskCounterAdd,
+		Args:     &argoArgsCounterAdd{N: n},
+		After:    after,
+		Register: "ArgoRegisterCounter",
+	})
 }
 
 // argoTaskExact is the task definition of Exact, from its //argo:retry directive.
 var argoTaskExact = &runtime.TaskDef{
-	Name:           "github.com/argo-retry/argo/gen/e2e.Exact",
-	MethodName:     "Exact",
-	Signature:      "func e2e.Exact(ctx context.Context, text string, f64 float64, f32 float32, m e2e.Measure) error",
+	Name:       "github.com/argo-retry/argo/gen/e2e.Exact",
+	MethodName: "Exact",
+	Signature: "func e2e.Exact(ctx context.Context, text string, f64 float64, f32 float32, m " +
+		"e2e.Measure) error",
 	ParameterTypes: "string,float64,float32,e2e.Measure",
 	Mode:           runtime.Immediate,
 	Thread:         runtime.Async,
@@ -445,14 +626,31 @@ func init() {
 // retries per its //argo:retry directive. An error wrapping runtime.ErrNotPersisted means the call
 // was not stored and will not run.
 func ExactDurable(ctx context.Context, text string, f64 float64, f32 float32, m Measure) error {
-	return argoSubmit(ctx, argoTaskExact, "ArgoRegister", &argoArgsExact{Text: text, F64: f64, F32: f32, M: m}, "", "")
+	_, err := argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskExact,
+		Args:     &argoArgsExact{Text: text, F64: f64, F32: f32, M: m},
+		Register: "ArgoRegister",
+	})
+	return err
 }
 
 // ExactDurableTx stores a call of Exact in tx, an *sql.Tx (or *sqlx.Tx) on the runtime's database,
 // and returns its task id: the task runs once tx commits and is gone if tx rolls back (the outbox
 // pattern).
-func ExactDurableTx(ctx context.Context, tx runtime.Execer, text string, f64 float64, f32 float32, m Measure) (int64, error) {
-	return argoSubmitTx(ctx, tx, argoTaskExact, "ArgoRegister", &argoArgsExact{Text: text, F64: f64, F32: f32, M: m}, "", "")
+func ExactDurableTx(
+	ctx context.Context,
+	tx runtime.Execer,
+	text string,
+	f64 float64,
+	f32 float32,
+	m Measure,
+) (int64, error) {
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskExact,
+		Args:     &argoArgsExact{Text: text, F64: f64, F32: f32, M: m},
+		Tx:       tx,
+		Register: "ArgoRegister",
+	})
 }
 
 // ExactDurableAfter stores a call of Exact that runs only after every task of after (ids) has
@@ -460,8 +658,20 @@ func ExactDurableTx(ctx context.Context, tx runtime.Execer, text string, f64 flo
 // ends skipped (docs/dependencies.md). With no ids it is ExactDurable returning the task id. An
 // error wrapping runtime.ErrNotPersisted means the call was not stored and will not run;
 // runtime.ErrDependency, that after named a task that does not exist or has failed already.
-func ExactDurableAfter(ctx context.Context, after []int64, text string, f64 float64, f32 float32, m Measure) (int64, error) {
-	return argoSubmitAfter(ctx, argoTaskExact, "ArgoRegister", &argoArgsExact{Text: text, F64: f64, F32: f32, M: m}, "", "", "", after)
+func ExactDurableAfter(
+	ctx context.Context,
+	after []int64,
+	text string,
+	f64 float64,
+	f32 float32,
+	m Measure,
+) (int64, error) {
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskExact,
+		Args:     &argoArgsExact{Text: text, F64: f64, F32: f32, M: m},
+		After:    after,
+		Register: "ArgoRegister",
+	})
 }
 
 // argoTaskOnce is the task definition of Once, from its //argo:retry directive.
@@ -505,14 +715,26 @@ func init() {
 // retries per its //argo:retry directive. An error wrapping runtime.ErrNotPersisted means the call
 // was not stored and will not run.
 func OnceDurable(ctx context.Context, key string) error {
-	return argoSubmit(ctx, argoTaskOnce, "ArgoRegister", &argoArgsOnce{Key: key}, "", argoKey(key))
+	_, err := argoSubmit(ctx, runtime.GeneratedCall{
+		Task:      argoTaskOnce,
+		Args:      &argoArgsOnce{Key: key},
+		UniqueKey: argoKey(key),
+		Register:  "ArgoRegister",
+	})
+	return err
 }
 
 // OnceDurableTx stores a call of Once in tx, an *sql.Tx (or *sqlx.Tx) on the runtime's database,
 // and returns its task id: the task runs once tx commits and is gone if tx rolls back (the outbox
 // pattern).
 func OnceDurableTx(ctx context.Context, tx runtime.Execer, key string) (int64, error) {
-	return argoSubmitTx(ctx, tx, argoTaskOnce, "ArgoRegister", &argoArgsOnce{Key: key}, "", argoKey(key))
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:      argoTaskOnce,
+		Args:      &argoArgsOnce{Key: key},
+		UniqueKey: argoKey(key),
+		Tx:        tx,
+		Register:  "ArgoRegister",
+	})
 }
 
 // OnceDurableAfter stores a call of Once that runs only after every task of after (ids) has
@@ -521,25 +743,23 @@ func OnceDurableTx(ctx context.Context, tx runtime.Execer, key string) (int64, e
 // error wrapping runtime.ErrNotPersisted means the call was not stored and will not run;
 // runtime.ErrDependency, that after named a task that does not exist or has failed already.
 func OnceDurableAfter(ctx context.Context, after []int64, key string) (int64, error) {
-	return argoSubmitAfter(ctx, argoTaskOnce, "ArgoRegister", &argoArgsOnce{Key: key}, "", argoKey(key), "", after)
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:      argoTaskOnce,
+		Args:      &argoArgsOnce{Key: key},
+		UniqueKey: argoKey(key),
+		After:     after,
+		Register:  "ArgoRegister",
+	})
 }
 
-// argoSubmit stores a call and runs it per its task definition.
-func argoSubmit(ctx context.Context, def *runtime.TaskDef, register string, args any, shardBy, uniqueKey string) error {
-	return runtime.SubmitJSON(ctx, argoRuntime.Load(), "e2e."+register, def, args, shardBy, uniqueKey)
+// argoSubmit stores call (runtime.GeneratedCall.Submit) through the runtime the ArgoRegister
+// functions bound.
+func argoSubmit(ctx context.Context, call runtime.GeneratedCall) (int64, error) {
+	call.Runtime, call.Register = argoRuntime.Load(), "e2e."+call.Register
+	return call.Submit(ctx)
 }
 
-// argoSubmitTx stores a call in the caller's transaction.
-func argoSubmitTx(ctx context.Context, tx runtime.Execer, def *runtime.TaskDef, register string, args any, shardBy, uniqueKey string) (int64, error) {
-	return runtime.SubmitJSONTx(ctx, argoRuntime.Load(), tx, "e2e."+register, def, args, shardBy, uniqueKey)
-}
-
-// argoSubmitAfter stores a call that runs after the tasks of after and returns its task id.
-func argoSubmitAfter(ctx context.Context, def *runtime.TaskDef, register string, args any, shardBy, uniqueKey, orderKey string, after []int64) (int64, error) {
-	return runtime.SubmitJSONAfter(ctx, argoRuntime.Load(), "e2e."+register, def, args, shardBy, uniqueKey, orderKey, after)
-}
-
-// argoKey turns a shard-by, unique-by or tenant-by parameter into its key.
+// argoKey turns a shard-by, unique-by, tenant-by or order-by parameter into its key.
 func argoKey(v any) string {
 	return fmt.Sprint(v)
 }

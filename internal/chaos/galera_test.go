@@ -25,7 +25,7 @@ var (
 	flagGaleraTasks    = flag.Int("chaos.galera.tasks", 10000, "tasks the Galera chaos test submits (2000 under -short)")
 	flagGaleraClaimed  = flag.Bool("chaos.galera.claimed", true, "submit every task due now rather than run at once by its submitter, so that every first attempt is claimed by some process's poller")
 	flagGaleraFailover = flag.Bool("chaos.galera.failover", true, "give each process a DSN naming every node (its own first) rather than its own node only")
-	flagGaleraWriters  = flag.String("chaos.galera.writers", "all", `"all": each process writes through its own node (multi-writer); "one": every process lists node 1 first (single-writer)`)
+	flagGaleraWriters  = flag.String("chaos.galera.writers", "all", `"all": each process writes through its own node (multi-writer: argoMultiWriter=true with -chaos.galera.failover); "one": every process writes through one node (single-writer: the elected one with -chaos.galera.failover, else node 1)`)
 	flagGaleraOn       = flag.String("chaos.galera.on", "galera", `"galera": the cluster; "mariadb": the same workload on one database of the MariaDB server (ARGO_TEST_MYSQL_DSN), without the node kill, for comparison`)
 	flagGaleraLease    = flag.Duration("chaos.galera.lease", galeraLease, "the workers' LeaseDuration")
 	flagGaleraInstance = flag.Duration("chaos.galera.instance-timeout", galeraInstanceTimeout, "the workers' InstanceTimeout")
@@ -131,7 +131,17 @@ func TestChaosGalera(t *testing.T) {
 			t.Fatalf(`-chaos.galera.writers=%q: want "all" or "one"`, *flagGaleraWriters)
 		}
 		if *flagGaleraFailover {
-			return gdb.FailoverDSN(first)
+			dsn := gdb.FailoverDSN(first)
+			if *flagGaleraWriters == "all" {
+				// Without it every process writes through the node the
+				// failover connector elects (docs/deployment.md).
+				sep := "?"
+				if strings.Contains(dsn, "?") {
+					sep = "&"
+				}
+				dsn += sep + "argoMultiWriter=true"
+			}
+			return dsn
 		}
 		return gdb.DSN(first)
 	}
@@ -303,7 +313,10 @@ func TestChaosGalera(t *testing.T) {
 	}
 	writers := "every process writes through its own node"
 	if *flagGaleraWriters == "one" {
-		writers = fmt.Sprintf("every process writes through node %d", testdb.SteadyNode)
+		writers = "every process writes through the node the failover connector elects"
+		if !*flagGaleraFailover {
+			writers = fmt.Sprintf("every process writes through node %d", testdb.SteadyNode)
+		}
 	}
 	if *flagGaleraFailover {
 		writers += ", then the next node of its DSN's list when that one fails"

@@ -31,6 +31,7 @@ type conn struct {
 	inner  fullConn
 	server *server
 	owner  *Connector
+	causal bool // the session's wsrep_sync_wait includes causalSyncWait
 }
 
 var _ fullConn = (*conn)(nil)
@@ -96,7 +97,40 @@ func (c *conn) ResetSession(ctx context.Context) error {
 	if !c.usable() {
 		return driver.ErrBadConn
 	}
-	return c.observe(c.inner.ResetSession(ctx))
+	if err := c.observe(c.inner.ResetSession(ctx)); err != nil {
+		return err
+	}
+	return c.syncCausal(ctx)
+}
+
+// causalSyncWait is the wsrep_sync_wait a Galera session reads with while
+// the writer is new (Connector.causalNow): 1 (SELECT, SHOW, BEGIN) + 2
+// (UPDATE, DELETE) + 4 (INSERT, REPLACE): every statement that reads rows
+// to decide a write first waits until the node has applied every write the
+// cluster had certified when it began, so it decides on what the old writer
+// committed too.
+const causalSyncWait = "7"
+
+// syncCausal sets the session's wsrep_sync_wait on a Galera node as
+// causalNow says (ORed into the server's global value; DEFAULT, the
+// global value, otherwise), when it is not so already.
+func (c *conn) syncCausal(ctx context.Context) error {
+	if !c.server.isGalera() {
+		return nil
+	}
+	want := c.owner.causalNow()
+	if want == c.causal {
+		return nil
+	}
+	query := "SET SESSION wsrep_sync_wait = DEFAULT"
+	if want {
+		query = "SET SESSION wsrep_sync_wait = @@GLOBAL.wsrep_sync_wait | " + causalSyncWait
+	}
+	if _, err := c.inner.ExecContext(ctx, query, nil); err != nil {
+		return c.observe(err)
+	}
+	c.causal = want
+	return nil
 }
 
 func (c *conn) Close() error { return c.inner.Close() }

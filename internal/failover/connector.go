@@ -26,10 +26,11 @@ const (
 	// default is the system's, minutes for a host that does not answer, and
 	// its timeout= covers only the dial).
 	DefaultConnectTimeout = 3 * time.Second
-	// DefaultFailbackAfter is how long a server listed before the current
-	// one must stay usable before it becomes current again.
-	DefaultFailbackAfter = 30 * time.Second
 )
+
+// multiWriterFailback is how long, with Options.MultiWriter, a node listed
+// before the current one must stay usable before it becomes current again.
+const multiWriterFailback = 30 * time.Second
 
 // minRoundGap is the least time between two rounds of health checks, so
 // that a burst of connection errors asking for checks does not run them back
@@ -41,8 +42,24 @@ type Options struct {
 	CheckInterval  time.Duration // DefaultCheckInterval when 0
 	CheckTimeout   time.Duration // DefaultCheckTimeout when 0
 	ConnectTimeout time.Duration // DefaultConnectTimeout when 0 and the DSN sets no timeout
-	FailbackAfter  time.Duration // DefaultFailbackAfter when 0; negative: never fail back
 	Logger         *slog.Logger  // slog.Default() (as of each record) when nil
+
+	// MultiWriter (false by default) lets each process write through the
+	// first usable Galera node of its own list (back to an earlier listed
+	// one once it has been usable for 30 s), so processes whose lists start
+	// with different nodes write through several nodes at once, and argo's
+	// correctness rests on Galera's certification catching every pair of
+	// conflicting writes, which it does not (docs/deployment.md). Without
+	// it every process writes through the one node elect chooses. Plain
+	// MySQL servers ignore it.
+	MultiWriter bool
+}
+
+// causalWindow is how long after the Galera writer changed (or was first
+// chosen) new and reused connections read with wsrep_sync_wait: two rounds
+// of checks, by which every process that saw the same change has moved.
+func (o Options) causalWindow() time.Duration {
+	return 2 * (o.CheckInterval + o.CheckTimeout)
 }
 
 func (o Options) withDefaults() Options {
@@ -54,9 +71,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ConnectTimeout <= 0 {
 		o.ConnectTimeout = DefaultConnectTimeout
-	}
-	if o.FailbackAfter == 0 {
-		o.FailbackAfter = DefaultFailbackAfter
 	}
 	return o
 }
@@ -70,14 +84,17 @@ type Connector struct {
 	driver  driver.Driver
 	logger  atomic.Pointer[slog.Logger] // SetLogger's; used when opts.Logger is nil
 
-	mu      sync.Mutex
-	current *server // nil until the first connection
+	mu          sync.Mutex
+	current     *server   // nil until the first connection
+	causalUntil time.Time // Galera: connections read with wsrep_sync_wait until then
+	leaving     *server   // plain MySQL: the server current was moved off, replaced once a connection to current is handed out
 
-	startOnce sync.Once
-	stop      chan struct{} // closed by Close
-	done      chan struct{} // closed when the monitor has returned
-	closeOnce sync.Once
-	recheck   chan struct{} // asks the monitor for a round now
+	startOnce  sync.Once
+	firstRound chan struct{} // closed when the monitor's first round of checks has ended
+	stop       chan struct{} // closed by Close
+	done       chan struct{} // closed when the monitor has returned
+	closeOnce  sync.Once
+	recheck    chan struct{} // asks the monitor for a round now
 }
 
 // NewConnector returns a connector for the servers of mc: the driver's own
@@ -93,10 +110,11 @@ func NewConnector(mc *mysql.Config, opts Options) (driver.Connector, error) {
 
 func newConnector(mc *mysql.Config, addrs []string, opts Options) (*Connector, error) {
 	c := &Connector{
-		opts:    opts.withDefaults(),
-		stop:    make(chan struct{}),
-		done:    make(chan struct{}),
-		recheck: make(chan struct{}, 1),
+		opts:       opts.withDefaults(),
+		firstRound: make(chan struct{}),
+		stop:       make(chan struct{}),
+		done:       make(chan struct{}),
+		recheck:    make(chan struct{}, 1),
 	}
 	for _, addr := range addrs {
 		cfg := mc.Clone()
@@ -184,11 +202,13 @@ func (e *NoServerError) Unwrap() []error {
 // errClosed is the error of Connect after Close.
 var errClosed = errors.New("failover: connector closed")
 
-// Connect returns a connection to the current server if it is usable, else
-// to the first usable server in DSN order; servers known to be unusable are
-// tried last (one may have come back before the next health check). A
-// server that refuses the connection, or fails the health check run on a
-// new connection to a server not known usable, is marked unusable.
+// Connect returns a connection to the server writes go to (the current
+// server, chosen by elect), waiting for the first round of health checks on
+// the first call so that the first choice sees every server. When that
+// server refuses the connection or fails its check it is marked unusable and
+// the choice made again; when no server is known usable, the servers not
+// replaced are tried in DSN order (one may have come back before the next
+// round of checks).
 func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 	select {
 	case <-c.stop:
@@ -196,72 +216,65 @@ func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 	default:
 	}
 	c.startOnce.Do(c.startMonitor)
+	select {
+	case <-c.firstRound:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-c.stop:
+		return nil, errClosed
+	}
 	reasons := make([]string, len(c.servers))
 	errs := make([]error, len(c.servers))
 	tried := make([]bool, len(c.servers))
 	// Another goroutine may switch the current server while this one
-	// connects; a connection to a server that is no longer preferred is
-	// dropped and the choice made again (a few times at most).
-	for round := 0; round <= len(c.servers); round++ {
-		for _, i := range c.preference(tried) {
-			s := c.servers[i]
+	// connects; a connection to a server that is no longer the one chosen
+	// is dropped and the choice made again (a few times at most).
+	for range 2*len(c.servers) + 1 {
+		i := c.pick(tried)
+		if i < 0 {
+			break
+		}
+		s := c.servers[i]
+		conn, err := c.open(ctx, s)
+		if err != nil {
 			tried[i] = true
-			conn, err := c.open(ctx, s)
-			if err != nil {
-				reasons[i], errs[i] = s.reasonOf(err), err
-				if ctx.Err() != nil {
-					return nil, ctx.Err()
-				}
-				continue
+			reasons[i], errs[i] = s.reasonOf(err), err
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
 			}
-			if c.adopt(s) {
-				return conn, nil
-			}
-			conn.inner.Close()
-			clear(tried)
-			break
+			continue
 		}
-		if !anyFalse(tried) {
-			break
+		if c.adopt(s) {
+			return conn, nil
 		}
+		conn.inner.Close()
 	}
 	for i, s := range c.servers {
-		if reasons[i] == "" {
+		if reasons[i] == "" || s.replaced() != "" {
 			reasons[i] = s.reasonNow()
 		}
 	}
 	return nil, &NoServerError{Servers: c.Servers(), Reasons: reasons, Errs: errs}
 }
 
-func anyFalse(bs []bool) bool {
-	for _, b := range bs {
-		if !b {
-			return true
-		}
-	}
-	return false
-}
-
-// preference returns the indexes of the servers not yet tried, in the
-// order to try them: the current server if usable, the other servers not
-// known unusable in DSN order, then the servers known unusable in DSN order.
-func (c *Connector) preference(tried []bool) []int {
+// pick returns the index of the server to connect to, -1 when none is
+// left: the chosen server when it is usable and not yet tried by this
+// Connect, else the first server not tried and not replaced in DSN order.
+func (c *Connector) pick(tried []bool) int {
 	c.mu.Lock()
-	cur := c.current
-	c.mu.Unlock()
-	var first, usable, unusable []int
+	defer c.mu.Unlock()
+	c.chooseLocked(time.Now())
 	for i, s := range c.servers {
-		switch {
-		case tried[i]:
-		case s == cur && s.usable():
-			first = append(first, i)
-		case s.knownUnusable():
-			unusable = append(unusable, i)
-		default:
-			usable = append(usable, i)
+		if s == c.current && !tried[i] && s.usable() {
+			return i
 		}
 	}
-	return append(append(first, usable...), unusable...)
+	for i, s := range c.servers {
+		if !tried[i] && s.replaced() == "" {
+			return i
+		}
+	}
+	return -1
 }
 
 // open connects to s and, unless s is known usable, checks it on the new
@@ -270,7 +283,12 @@ func (c *Connector) preference(tried []bool) []int {
 func (c *Connector) open(ctx context.Context, s *server) (*conn, error) {
 	dc, why, err := c.connectChecked(ctx, s)
 	if err == nil && why == "" {
-		return &conn{inner: dc, server: s, owner: c}, nil
+		cn := &conn{inner: dc, server: s, owner: c}
+		if err := cn.syncCausal(ctx); err != nil {
+			dc.Close()
+			return nil, err
+		}
+		return cn, nil
 	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
@@ -299,35 +317,141 @@ func (c *Connector) connectChecked(ctx context.Context, s *server) (fullConn, st
 		return dc, "", nil
 	}
 	cctx, cancel := context.WithTimeout(ctx, c.opts.CheckTimeout)
-	why, err := checkServer(cctx, dc)
+	r, err := checkReport(cctx, dc)
 	cancel()
-	if why != "" || err != nil {
+	s.noteGalera(r.galera)
+	if r.why != "" || err != nil {
 		dc.Close()
-		return nil, why, err
+		return nil, r.why, err
 	}
-	c.markUsable(s)
+	c.markUsable(s, r)
 	return dc, "", nil
 }
 
-// adopt makes s the current server unless another usable server became
-// current meanwhile; it reports whether connections to s may be handed out.
+// adopt makes the choice again with what is now known of s (just checked)
+// and reports whether s is the chosen server, to which connections may be
+// handed out.
 func (c *Connector) adopt(s *server) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	old := c.current
-	switch {
-	case old == s:
-		return true
-	case old == nil:
-		c.current = s
-		c.log().Info("argo: database server chosen", "server", s.addr, "servers", strings.Join(c.Servers(), ","))
-		return true
-	case old.usable():
+	c.chooseLocked(time.Now())
+	if c.current != s {
 		return false
 	}
-	c.current = s
-	c.log().Warn("argo: database failover", "from", old.addr, "to", s.addr, "reason", old.reasonNow())
+	if old := c.leaving; old != nil && old != s {
+		// Writes may now land on s: the server it took over from is
+		// replaced for good.
+		old.replace(s.addr)
+	}
+	c.leaving = nil
 	return true
+}
+
+// galeraMode reports whether the servers are the nodes of a Galera
+// cluster (a check found wsrep_on = ON on one of them).
+func (c *Connector) galeraMode() bool {
+	for _, s := range c.servers {
+		if s.isGalera() {
+			return true
+		}
+	}
+	return false
+}
+
+// elect returns the server writes should go to, from what the last checks
+// found, or nil when none is usable; c.mu is held.
+//
+// Galera: the usable node (Synced, in the primary component, writable) of
+// the lowest rank (galeraRank: the lowest wsrep_gcomm_uuid, which is the
+// lowest wsrep_local_index), whatever the current one: every process elects
+// from what the nodes themselves report, so all write through one node
+// whatever order their DSNs list the nodes in, and all move together when it
+// stops being usable — or when a node ranked before it is synced again.
+//
+// Plain MySQL or MariaDB: the current server while it is usable; else the
+// first usable server in DSN order that was never replaced. A server writes
+// moved off is replaced for good (in this process) once a connection to its
+// successor is handed out: it may be an old primary restarted writable while
+// the promoted replica took its writes.
+func (c *Connector) elect(now time.Time) *server {
+	if c.opts.MultiWriter && c.galeraMode() {
+		return c.electListed(now)
+	}
+	if c.galeraMode() {
+		var best *server
+		for _, s := range c.servers {
+			if s.usable() && (best == nil || s.rankNow() < best.rankNow()) {
+				best = s
+			}
+		}
+		return best
+	}
+	if cur := c.current; cur != nil && cur.usable() && cur.replaced() == "" {
+		return cur
+	}
+	for _, s := range c.servers {
+		if s.usable() && s.replaced() == "" {
+			return s
+		}
+	}
+	return nil
+}
+
+// electListed is elect under Options.MultiWriter: the current node while
+// it is usable, unless a node listed before it has been usable for
+// multiWriterFailback; else the first usable node in DSN order.
+func (c *Connector) electListed(now time.Time) *server {
+	if cur := c.current; cur != nil && cur.usable() {
+		for _, s := range c.servers {
+			if s == cur || s.usableFor(now) >= multiWriterFailback {
+				return s
+			}
+		}
+	}
+	for _, s := range c.servers {
+		if s.usable() {
+			return s
+		}
+	}
+	return nil
+}
+
+// chooseLocked moves the current server to the one elect returns, when
+// that is another; with none usable the current server stays (its
+// connections leave the pool, inUse). c.mu is held.
+func (c *Connector) chooseLocked(now time.Time) {
+	old, to := c.current, c.elect(now)
+	if to == nil || to == old {
+		return
+	}
+	c.current = to
+	if to.isGalera() {
+		c.causalUntil = now.Add(c.opts.causalWindow())
+	}
+	switch {
+	case old == nil:
+		c.log().Info("argo: database server chosen", "server", to.addr, "servers", strings.Join(c.Servers(), ","))
+	case !old.usable():
+		if !old.isGalera() {
+			c.leaving = old
+		}
+		c.log().Warn("argo: database failover", "from", old.addr, "to", to.addr, "reason", old.reasonNow())
+	case c.opts.MultiWriter:
+		c.log().Info("argo: database failback (multi-writer)", "from", old.addr, "to", to.addr)
+	default:
+		c.log().Info("argo: Galera writer moved to the node ranked first (lowest wsrep_gcomm_uuid) among those synced in the primary component", "from", old.addr, "to", to.addr)
+	}
+}
+
+// causalNow reports whether connections to a Galera node should read with
+// wsrep_sync_wait now: the writer changed (or was first chosen) less than
+// causalWindow ago, so another process may still be writing through the
+// node this one left, or the new writer may not yet have applied the last
+// writes certified on the old one.
+func (c *Connector) causalNow() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Before(c.causalUntil)
 }
 
 // inUse reports whether connections to s may stay in the pool: s is the
@@ -350,9 +474,9 @@ func (c *Connector) markUnusable(s *server, err error, why string) {
 	}
 }
 
-// markUsable records that s passed a health check, and logs a return.
-func (c *Connector) markUsable(s *server) {
-	if s.setUsable(time.Now()) {
+// markUsable records that s passed a health check (r), and logs a return.
+func (c *Connector) markUsable(s *server, r report) {
+	if s.setUsable(time.Now(), r) {
 		c.log().Info("argo: database server usable again", "server", s.addr)
 	}
 }
@@ -369,7 +493,7 @@ func (c *Connector) askRecheck() {
 // already handed out stay open (sql.DB closes them). Called by sql.DB.Close.
 func (c *Connector) Close() error {
 	c.closeOnce.Do(func() {
-		c.startOnce.Do(func() { close(c.done) }) // no monitor starts after Close
+		c.startOnce.Do(func() { close(c.done); close(c.firstRound) }) // no monitor starts after Close
 		close(c.stop)
 	})
 	<-c.done

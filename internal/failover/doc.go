@@ -1,30 +1,44 @@
 // Package failover is a database/sql connector over several MySQL-family
 // servers (plain MySQL or MariaDB, or the nodes of a Galera cluster) that
-// sends every new connection to one server that is up and writable, fails
-// over to another when that one stops being usable, and comes back to a
-// server that returns, without a restart.
+// sends every new connection to one server that is up and writable, chosen
+// so that every process given the same servers writes through the same one,
+// and moves when that one stops being usable, without a restart.
 //
 // A server is usable when a connection to it succeeds and it reports
-// @@read_only = 0; a Galera node (wsrep_on = ON) must also report
-// wsrep_ready = ON, wsrep_cluster_status = Primary and wsrep_local_state 4
-// (Synced): a donor, a joiner, a desynced node or a node of a non-primary
-// component is not used.
+// read_only, super_read_only (MySQL) and innodb_read_only (a server started
+// read-only, as an Aurora reader) all OFF; a Galera node (wsrep_on = ON)
+// must also report wsrep_ready = ON, wsrep_cluster_status = Primary and
+// wsrep_local_state 4 (Synced): a donor, a joiner, a desynced node or a
+// node of a non-primary component is not used.
 //
 // # Which server
 //
-// The servers are preferred in the order the DSN lists them, and the
-// current server is kept while it stays usable: a new connection goes to the
-// current server, or, when it is unusable, to the first usable server in DSN
-// order. A server listed before the current one that has stayed usable for
-// Options.FailbackAfter (DefaultFailbackAfter) becomes current again. Every
-// process given the same list therefore converges on the same server — the
-// first listed one that is up — which on Galera avoids the certification
-// conflicts of writing one table through several nodes; a process that
-// failed over alone (a network blip of its own) comes back to its
-// companions rather than staying apart. A random or round-robin choice would
-// spread the processes over the nodes; a purely sticky one would leave them
-// wherever each last failed over. To write through every node instead, give
-// each process the list in its own order.
+// The first connection waits for one round of health checks of every
+// server, so that the choice is made from what each reports.
+//
+// Galera: the writer is elected from what the nodes report: the usable node
+// with the lowest wsrep_gcomm_uuid (Galera orders a view's members by it:
+// the lowest wsrep_local_index among the usable nodes). Every process
+// elects alike whatever order its DSN lists the nodes in, so all write
+// through one node and Galera's certification is never relied on to catch
+// conflicting writes of two nodes; all move within a round of checks when
+// that node dies, leaves the primary component or stops being Synced, or
+// when a node ranked before it is Synced again. For two rounds of checks
+// after the writer changes (or is first chosen), connections read with
+// wsrep_sync_wait 7 (ORed into the server's own value), so that a read that
+// decides a write waits for the writes the old writer had certified.
+// Options.MultiWriter restores the former behaviour, each process writing
+// through the first usable node of its own list: see its documentation for
+// what that risks.
+//
+// Plain MySQL or MariaDB (a primary and its replicas): the current server
+// is kept while it stays usable; when it is not, the first usable server in
+// DSN order is used. A server writes moved off is replaced, once a
+// connection to its successor has been handed out, and never used again by
+// this connector — not when it comes back writable (an old primary
+// restarted while a promoted replica took its writes), nor when its
+// successor fails too: connections are refused then, naming it replaced.
+// Keep replicas read_only=ON, so that only a promoted one is ever chosen.
 //
 // # Pooled connections
 //

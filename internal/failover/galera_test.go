@@ -4,12 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"os"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/argo-retry/argo/internal/testdb"
 	"github.com/go-sql-driver/mysql"
 )
 
@@ -17,34 +16,36 @@ import (
 // nodes' DSNs, comma-separated, as scripts/galera.sh env prints them). They
 // take one node out of service at a time, holding ARGO_TEST_GALERA_LOCK.
 
-// galeraNodes returns the nodes' driver DSNs, skipping the test (failing
-// under CI) when no cluster is given, and holds the cluster's disruption
-// lock until the test ends.
+// galeraNodes returns the nodes' driver DSNs (testdb.DisruptGaleraCluster:
+// skipped, or failed under CI, without a cluster) and holds the cluster's
+// disruption lock until the test ends.
 func galeraNodes(t *testing.T) []string {
 	t.Helper()
-	env := os.Getenv("ARGO_TEST_GALERA_DSNS")
-	if env == "" {
-		msg := "ARGO_TEST_GALERA_DSNS is not set: start a cluster with scripts/galera.sh start DIR and eval \"$(scripts/galera.sh env DIR)\""
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
+	return testdb.DisruptGaleraCluster(t).ServerDSNs()
+}
+
+// galeraNodesShared is galeraNodes with the disruption lock held shared:
+// for a test that takes no node out of service but needs none taken out
+// while it runs.
+func galeraNodesShared(t *testing.T) []string {
+	t.Helper()
+	return testdb.GaleraCluster(t).ServerDSNs()
+}
+
+// electedIndex returns the index of the node the connector should write
+// through: the usable one of the lowest rank, as the nodes last reported.
+func electedIndex(t *testing.T, fc *Connector) int {
+	t.Helper()
+	best := -1
+	for i, s := range fc.servers {
+		if s.usable() && (best < 0 || s.rankNow() < fc.servers[best].rankNow()) {
+			best = i
 		}
-		t.Skip(msg)
 	}
-	nodes := strings.Split(env, ",")
-	if len(nodes) < 3 {
-		t.Fatalf("ARGO_TEST_GALERA_DSNS names %d nodes, want 3", len(nodes))
+	if best < 0 {
+		t.Fatal("no node is usable")
 	}
-	if lock := os.Getenv("ARGO_TEST_GALERA_LOCK"); lock != "" {
-		f, err := os.OpenFile(lock, os.O_CREATE|os.O_RDWR, 0o644)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() })
-	}
-	return nodes
+	return best
 }
 
 // galeraList returns a DSN naming every node, in order, with the first
@@ -112,9 +113,9 @@ func waitSynced(t *testing.T, node string) {
 	})
 }
 
-// TestGaleraDesyncedNodeNotUsed: a node that is a donor or desynced
-// (wsrep_local_state 2) is left, with its pooled connections, for a synced
-// one, and used again once synced.
+// TestGaleraDesyncedNodeNotUsed: the writer (the node of the lowest rank)
+// made a donor or desynced (wsrep_local_state 2) is left, with its pooled
+// connections, for the next in rank, and used again once synced.
 func TestGaleraDesyncedNodeNotUsed(t *testing.T) {
 	nodes := galeraNodes(t)
 	dsn, addrs := galeraList(t, nodes)
@@ -122,23 +123,29 @@ func TestGaleraDesyncedNodeNotUsed(t *testing.T) {
 	db, fc := openList(t, dsn, opts)
 	db.SetMaxIdleConns(4)
 	ctx := ctxT(t, 3*time.Minute)
-	if _, err := portOf(ctx, db); err != nil || fc.Current() != addrs[0] {
-		t.Fatalf("first query: %v, on %s, want node 1 %s", err, fc.Current(), addrs[0])
+	if _, err := portOf(ctx, db); err != nil {
+		t.Fatal(err)
 	}
-	if err := onNode(t, nodes[0], "SET GLOBAL wsrep_desync = ON"); err != nil {
+	w := electedIndex(t, fc)
+	if fc.Current() != addrs[w] {
+		t.Fatalf("first query on %s, want the node of the lowest rank %s", fc.Current(), addrs[w])
+	}
+	if err := onNode(t, nodes[w], "SET GLOBAL wsrep_desync = ON"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := onNode(t, nodes[0], "SET GLOBAL wsrep_desync = OFF"); err != nil {
-			t.Errorf("node 1 left desynced: %v", err)
+		if err := onNode(t, nodes[w], "SET GLOBAL wsrep_desync = OFF"); err != nil {
+			t.Errorf("node %d left desynced: %v", w+1, err)
 		}
 	})
-	why, err := nodeCheck(t, nodes[0])
+	why, err := nodeCheck(t, nodes[w])
 	if err != nil || !strings.Contains(why, "wsrep_local_state=2 (Donor/Desynced)") {
 		t.Errorf("check of the desynced node: %q, %v; want it refused as Donor/Desynced", why, err)
 	}
-	_, port2, _ := strings.Cut(addrs[1], ":")
-	waitFor(t, 30*time.Second, "every query to run on node 2", func() bool {
+	waitFor(t, 30*time.Second, "the desynced node to be seen unusable", func() bool { return !fc.servers[w].usable() })
+	next := electedIndex(t, fc)
+	_, port2, _ := strings.Cut(addrs[next], ":")
+	waitFor(t, 30*time.Second, "every query to run on the next node in rank", func() bool {
 		for range 8 {
 			if port, err := portOf(ctx, db); err != nil || port != port2 {
 				return false
@@ -146,23 +153,44 @@ func TestGaleraDesyncedNodeNotUsed(t *testing.T) {
 		}
 		return true
 	})
-	if err := onNode(t, nodes[0], "SET GLOBAL wsrep_desync = OFF"); err != nil {
+	if err := onNode(t, nodes[w], "SET GLOBAL wsrep_desync = OFF"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, "node 1 to be seen usable again", func() bool { return fc.servers[0].usable() })
+	_, port1, _ := strings.Cut(addrs[w], ":")
+	waitFor(t, 30*time.Second, "every query to run on the synced node again", func() bool {
+		for range 8 {
+			if port, err := portOf(ctx, db); err != nil || port != port1 {
+				return false
+			}
+		}
+		return true
+	})
 }
 
-// TestGaleraNonPrimaryNode: a node cut off from the others (non-primary
-// component, wsrep_ready=OFF) answers 1047; the first such answer moves the
-// connector to another node and drops the connections pooled on it, with
-// no health-check round due (CheckInterval an hour).
+// TestGaleraNonPrimaryNode: the writer cut off from the others
+// (non-primary component, wsrep_ready=OFF) answers 1047; the first such
+// answer moves the connector to the next node in rank and drops the
+// connections pooled on it, with no health-check round due (CheckInterval
+// an hour). A straggler connection still open to the cut-off node cannot
+// write: its INSERT is refused, and the transaction it had begun and
+// written in before the cut fails to commit; neither row reaches the
+// cluster.
 func TestGaleraNonPrimaryNode(t *testing.T) {
 	nodes := galeraNodes(t)
 	dsn, addrs := galeraList(t, nodes)
+	opts := testOptions(t)
+	opts.CheckInterval = time.Hour
+	db, fc := openList(t, dsn, opts)
+	db.SetMaxIdleConns(4)
+	ctx := ctxT(t, 3*time.Minute)
+	if err := db.PingContext(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w := electedIndex(t, fc)
 	// A node outside the primary component still answers statements that
 	// read no table (SELECT @@port): read a table.
-	for _, q := range []string{"CREATE DATABASE IF NOT EXISTS failover_probe", "CREATE TABLE IF NOT EXISTS failover_probe.one (id INT PRIMARY KEY)", "INSERT IGNORE INTO failover_probe.one VALUES (1)"} {
-		if err := onNode(t, nodes[0], q); err != nil {
+	for _, q := range []string{"CREATE DATABASE IF NOT EXISTS failover_probe", "CREATE TABLE IF NOT EXISTS failover_probe.one (id INT PRIMARY KEY)", "DELETE FROM failover_probe.one", "INSERT INTO failover_probe.one VALUES (1)"} {
+		if err := onNode(t, nodes[w], q); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -170,14 +198,9 @@ func TestGaleraNonPrimaryNode(t *testing.T) {
 		QueryRowContext(context.Context, string, ...any) *sql.Row
 	}) (string, error) {
 		var port string
-		err := db.QueryRowContext(ctx, "SELECT @@port FROM failover_probe.one").Scan(&port)
+		err := db.QueryRowContext(ctx, "SELECT @@port FROM failover_probe.one WHERE id = 1").Scan(&port)
 		return port, err
 	}
-	opts := testOptions(t)
-	opts.CheckInterval = time.Hour
-	db, fc := openList(t, dsn, opts)
-	db.SetMaxIdleConns(4)
-	ctx := ctxT(t, 3*time.Minute)
 	var held []*sql.Conn
 	for range 4 {
 		c, err := db.Conn(ctx)
@@ -186,38 +209,62 @@ func TestGaleraNonPrimaryNode(t *testing.T) {
 		}
 		held = append(held, c)
 	}
-	for _, c := range held {
+	for _, c := range held[1:] {
 		if _, err := portOf(ctx, c); err != nil {
 			t.Fatal(err)
 		}
-		c.Close() // 4 idle connections to node 1
+		c.Close() // 3 idle connections to the writer
 	}
-	if fc.Current() != addrs[0] {
-		t.Fatalf("on %s, want node 1 %s", fc.Current(), addrs[0])
+	straggler := held[0] // stays open across the cut
+	defer straggler.Close()
+	tx, err := straggler.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "node 2 to be checked once", func() bool { return fc.servers[1].usable() })
+	if _, err := tx.ExecContext(ctx, "INSERT INTO failover_probe.one VALUES (3)"); err != nil {
+		t.Fatal(err)
+	}
+	if fc.Current() != addrs[w] {
+		t.Fatalf("on %s, want the node of the lowest rank %s", fc.Current(), addrs[w])
+	}
 
-	if err := onNode(t, nodes[0], "SET GLOBAL wsrep_provider_options = 'gmcast.isolate=1'"); err != nil {
+	if err := onNode(t, nodes[w], "SET GLOBAL wsrep_provider_options = 'gmcast.isolate=1'"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := onNode(t, nodes[0], "SET GLOBAL wsrep_provider_options = 'gmcast.isolate=0'"); err != nil {
-			t.Errorf("node 1 left isolated: %v", err)
+		if err := onNode(t, nodes[w], "SET GLOBAL wsrep_provider_options = 'gmcast.isolate=0'"); err != nil {
+			t.Errorf("node %d left isolated: %v", w+1, err)
 		}
-		waitSynced(t, nodes[0])
+		waitSynced(t, nodes[w])
 	})
-	waitFor(t, 60*time.Second, "node 1 to answer 1047 (outside the primary component)", func() bool {
+	waitFor(t, 60*time.Second, "the writer to answer 1047 (outside the primary component)", func() bool {
 		var me *mysql.MySQLError
-		return errors.As(onNode(t, nodes[0], "DO 1"), &me) && me.Number == 1047
+		return errors.As(onNode(t, nodes[w], "DO 1"), &me) && me.Number == 1047
 	})
-	why, err := nodeCheck(t, nodes[0])
+	why, err := nodeCheck(t, nodes[w])
 	if err != nil || !strings.Contains(why, "wsrep_ready=OFF") {
 		t.Errorf("check of the isolated node: %q, %v; want it refused for wsrep_ready=OFF", why, err)
 	}
+	if err := tx.Commit(); err == nil {
+		t.Errorf("a transaction begun on the writer before it left the primary component committed after")
+	} else {
+		t.Logf("commit on the cut-off node: %v", err)
+	}
+	if _, err := straggler.ExecContext(ctx, "INSERT INTO failover_probe.one VALUES (2)"); err == nil {
+		t.Errorf("an INSERT on a straggler connection to the cut-off node succeeded")
+	} else {
+		t.Logf("INSERT on the cut-off node: %v", err)
+	}
 
-	_, port2, _ := strings.Cut(addrs[1], ":")
+	next := (w + 1) % len(nodes)
+	for i := range nodes {
+		if i != w && fc.servers[i].rankNow() < fc.servers[next].rankNow() {
+			next = i
+		}
+	}
+	_, port2, _ := strings.Cut(addrs[next], ":")
 	failed := 0
-	waitFor(t, 30*time.Second, "queries to run on node 2", func() bool {
+	waitFor(t, 30*time.Second, "queries to run on the next node in rank", func() bool {
 		port, err := portOf(ctx, db)
 		if err != nil {
 			failed++
@@ -227,7 +274,11 @@ func TestGaleraNonPrimaryNode(t *testing.T) {
 		return port == port2
 	})
 	if failed > 1 {
-		t.Errorf("%d queries failed before the connector left node 1, want 1 (the first 1047 moves it)", failed)
+		t.Errorf("%d queries failed before the connector left the cut-off node, want 1 (the first 1047 moves it)", failed)
+	}
+	var n int
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM failover_probe.one WHERE id IN (2, 3)").Scan(&n); err != nil || n != 0 {
+		t.Errorf("rows the cut-off node was asked to write, seen by the cluster: %d (%v), want 0", n, err)
 	}
 }
 
@@ -252,5 +303,71 @@ func TestGaleraUnusableStates(t *testing.T) {
 		if (why == "") != c.usable {
 			t.Errorf("ready=%s cluster=%s state=%s (%s): %q, want usable=%v", c.ready, c.cluster, c.state, c.comment, why, c.usable)
 		}
+	}
+}
+
+// TestReadOnlyFlags: a server is not written to when any of its read-only
+// settings is on — read_only, super_read_only (MySQL), innodb_read_only (a
+// server started read-only, as an Aurora reader) — and each is named.
+func TestReadOnlyFlags(t *testing.T) {
+	for _, c := range []struct {
+		vars map[string]string
+		want string
+	}{
+		{map[string]string{"read_only": "OFF", "wsrep_on": "OFF"}, ""},
+		{map[string]string{"read_only": "OFF", "super_read_only": "OFF", "innodb_read_only": "OFF"}, ""},
+		{map[string]string{"read_only": "ON"}, "read-only (read_only=ON)"},
+		{map[string]string{"read_only": "OFF", "super_read_only": "ON"}, "read-only (super_read_only=ON)"},
+		{map[string]string{"read_only": "OFF", "innodb_read_only": "ON"}, "read-only (innodb_read_only=ON)"},
+		{map[string]string{"read_only": "0", "innodb_read_only": "1"}, "read-only (innodb_read_only=1)"},
+	} {
+		if got := readOnlyReason(c.vars); got != c.want {
+			t.Errorf("%v: %q, want %q", c.vars, got, c.want)
+		}
+	}
+}
+
+// TestGaleraRankOrder: nodes rank by wsrep_gcomm_uuid (Galera's own order
+// of a view's members), whatever their wsrep_local_index says in a view
+// not yet the same on every node; a node without a uuid ranks after those
+// with one, by its index.
+func TestGaleraRankOrder(t *testing.T) {
+	a := galeraRank(map[string]string{"wsrep_gcomm_uuid": "CE6E0A57-ea9f-11f1-9908-42ebbc34153a", "wsrep_local_index": "2"})
+	b := galeraRank(map[string]string{"wsrep_gcomm_uuid": "ced988e8-ea9f-11f1-9340-160fd0d69dbc", "wsrep_local_index": "0"})
+	c := galeraRank(map[string]string{"wsrep_local_index": "1"})
+	d := galeraRank(map[string]string{"wsrep_local_index": "10"})
+	if !(a < b && b < c && c < d) {
+		t.Errorf("ranks %q %q %q %q, want in that order", a, b, c, d)
+	}
+}
+
+// TestGaleraCausalReadsAfterWriterChange: once the writer is chosen (and
+// after every move), connections read with wsrep_sync_wait 7 (reads,
+// UPDATE/DELETE, INSERT/REPLACE wait until the node has applied what the
+// cluster certified before them) for two rounds of checks; then a reused
+// connection is back to the server's own setting.
+func TestGaleraCausalReadsAfterWriterChange(t *testing.T) {
+	nodes := galeraNodesShared(t)
+	dsn, _ := galeraList(t, nodes)
+	opts := testOptions(t)
+	opts.CheckTimeout = 500 * time.Millisecond
+	db, fc := openList(t, dsn, opts)
+	db.SetMaxIdleConns(1)
+	db.SetMaxOpenConns(1)
+	ctx := ctxT(t, time.Minute)
+	var global, session int
+	if err := db.QueryRowContext(ctx, "SELECT @@GLOBAL.wsrep_sync_wait, @@SESSION.wsrep_sync_wait").Scan(&global, &session); err != nil {
+		t.Fatal(err)
+	}
+	chosen := time.Now()
+	if session != global|7 {
+		t.Errorf("just after the writer %s was chosen: session wsrep_sync_wait %d, want %d (the global %d | 7)", fc.Current(), session, global|7, global)
+	}
+	waitFor(t, 20*time.Second, "a reused connection to read with the server's own wsrep_sync_wait", func() bool {
+		err := db.QueryRowContext(ctx, "SELECT @@SESSION.wsrep_sync_wait").Scan(&session)
+		return err == nil && session == global
+	})
+	if waited, window := time.Since(chosen), opts.causalWindow(); waited < window {
+		t.Errorf("causal reads ended %s after the choice, before the window of %s", waited, window)
 	}
 }

@@ -16,12 +16,11 @@ import (
 	"github.com/argo-retry/argo/internal/testdb"
 )
 
-// testOptions are quick checks, and no failback unless a test wants it.
+// testOptions are quick checks.
 func testOptions(t *testing.T) Options {
 	return Options{
 		CheckInterval: 100 * time.Millisecond,
 		CheckTimeout:  2 * time.Second,
-		FailbackAfter: -1,
 		Logger:        slog.New(&logRecorder{t: t}),
 	}
 }

@@ -33,9 +33,14 @@ func (c *Connector) monitor() {
 	defer ticker.Stop()
 	gap := time.NewTimer(0)
 	defer gap.Stop()
+	first := true
 	for {
 		c.checkAll(ctx)
 		c.choose(time.Now())
+		if first {
+			close(c.firstRound)
+			first = false
+		}
 		gap.Reset(minRoundGap)
 		select {
 		case <-ctx.Done():
@@ -69,43 +74,46 @@ func (c *Connector) checkOne(ctx context.Context, s *server) {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.CheckTimeout)
 	defer cancel()
 	reused := s.probe != nil
-	why, err := c.probe(ctx, s)
+	r, err := c.probe(ctx, s)
 	if err != nil && reused && ctx.Err() == nil && !stopping(c.stop) {
-		why, err = c.probe(ctx, s)
+		r, err = c.probe(ctx, s)
+	}
+	if !stopping(c.stop) {
+		s.noteGalera(r.galera)
 	}
 	switch {
 	case stopping(c.stop):
 		// cut short by Close: says nothing of the server
 	case err != nil:
 		c.markUnusable(s, err, "")
-	case why != "":
-		c.markUnusable(s, nil, why)
+	case r.why != "":
+		c.markUnusable(s, nil, r.why)
 	default:
-		c.markUsable(s)
+		c.markUsable(s, r)
 	}
 }
 
 // probe runs the health check on the monitor's connection to s, opening
 // it when missing; after a failure the connection is closed and dropped.
-func (c *Connector) probe(ctx context.Context, s *server) (why string, err error) {
+func (c *Connector) probe(ctx context.Context, s *server) (report, error) {
 	if s.probe == nil {
 		raw, err := s.connect(ctx)
 		if err != nil {
-			return "", err
+			return report{}, err
 		}
 		dc, ok := raw.(fullConn)
 		if !ok {
 			raw.Close()
-			return "", fmt.Errorf("failover: the MySQL driver's connection (%T) lacks an interface this package wraps", raw)
+			return report{}, fmt.Errorf("failover: the MySQL driver's connection (%T) lacks an interface this package wraps", raw)
 		}
 		s.probe = dc
 	}
-	why, err = checkServer(ctx, s.probe)
+	r, err := checkReport(ctx, s.probe)
 	if err != nil {
 		s.probe.Close()
 		s.probe = nil
 	}
-	return why, err
+	return r, err
 }
 
 func stopping(stop chan struct{}) bool {
@@ -127,38 +135,12 @@ func (c *Connector) closeProbes() {
 	}
 }
 
-// choose moves the current server after a round of checks: off a server
-// now unusable, to the first usable one in DSN order; or back to a server
-// listed before the current one that has been usable for FailbackAfter.
-// Before the first connection there is no current server to move.
+// choose moves the current server after a round of checks to the one
+// elect returns (see there). Before the first connection there is no
+// current server: the first choice is made then too, so that Connect finds
+// it made.
 func (c *Connector) choose(now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	cur := c.current
-	if cur == nil {
-		return
-	}
-	if !cur.usable() {
-		for _, s := range c.servers {
-			if s.usable() {
-				c.current = s
-				c.log().Warn("argo: database failover", "from", cur.addr, "to", s.addr, "reason", cur.reasonNow())
-				return
-			}
-		}
-		return
-	}
-	if c.opts.FailbackAfter < 0 {
-		return
-	}
-	for _, s := range c.servers {
-		if s == cur {
-			return
-		}
-		if s.usableFor(now) >= c.opts.FailbackAfter {
-			c.current = s
-			c.log().Info("argo: database failback", "from", cur.addr, "to", s.addr, "usable_for", s.usableFor(now).Round(time.Millisecond).String())
-			return
-		}
-	}
+	c.chooseLocked(now)
 }

@@ -28,6 +28,9 @@ type server struct {
 	health      health
 	reason      string    // why unusable
 	usableSince time.Time // when it last became usable
+	galera      bool      // the last check that ran found wsrep_on = ON
+	rank        string    // Galera: galeraRank as of the last check that passed
+	replacedBy  string    // plain MySQL: the server writes moved to when this one failed; never used again
 
 	probe fullConn // the monitor's own connection; only the monitor touches it
 }
@@ -72,11 +75,12 @@ func (s *server) setUnusable(why string) bool {
 	return changed
 }
 
-// setUsable marks s usable; it reports whether s was unusable before (a
-// return, worth a log line).
-func (s *server) setUsable(now time.Time) bool {
+// setUsable marks s usable, as the check's report r says; it reports
+// whether s was unusable before (a return, worth a log line).
+func (s *server) setUsable(now time.Time, r report) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.galera, s.rank = r.galera, r.rank
 	if s.health == healthUsable {
 		return false
 	}
@@ -85,10 +89,48 @@ func (s *server) setUsable(now time.Time) bool {
 	return returned
 }
 
+// noteGalera records whether a check (passed or not) found s a Galera node.
+func (s *server) noteGalera(galera bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.galera = s.galera || galera
+}
+
+// isGalera reports whether a check has found s a Galera node.
+func (s *server) isGalera() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.galera
+}
+
+// rankNow is s's Galera rank as of its last passed check.
+func (s *server) rankNow() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rank
+}
+
+// replace records that writes moved off s to the server at addr.
+func (s *server) replace(addr string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.replacedBy = addr
+}
+
+// replaced returns the server s was replaced by, or "".
+func (s *server) replaced() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.replacedBy
+}
+
 // reasonNow returns why s is not usable, as last recorded.
 func (s *server) reasonNow() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.replacedBy != "" {
+		return "replaced by " + s.replacedBy + " when it failed: argo does not write to it again in this process (it may hold writes " + s.replacedBy + " lacks, or lack those " + s.replacedBy + " took); make it a replica (read_only=ON) of the current primary, and restart the process to use it once it is the primary again"
+	}
 	switch s.health {
 	case healthUsable:
 		return "usable"

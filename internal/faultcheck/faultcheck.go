@@ -35,6 +35,7 @@ const (
 	TaskOnce     = "fc.once"     // 1 attempt (retries=0): succeeds at its only attempt
 	TaskCapped   = "fc.capped"   // as TaskPlain, under a concurrency cap of CapLimit (flow group fc-cap)
 	TaskRated    = "fc.rated"    // as TaskPlain, under a rate of RateLimit/s with burst RateBurst (flow group fc-rate)
+	TaskBudget   = "fc.budget"   // as TaskPlain, under a retry budget (flow group fc-budget: BudgetShare per BudgetWindow)
 )
 
 // The flow limits of TaskCapped and TaskRated.
@@ -44,8 +45,20 @@ const (
 	RateBurst = 3
 )
 
+// The retry budget of TaskBudget (group BudgetGroup): a share of 1 (as
+// many retries as first attempts, plus BudgetMinRetries) so that no call
+// waits for the next window (a call fails once at most), and a window longer than make test's run, so that the
+// group's counters at the end count the whole run (the invariant
+// retry-budget compares them with the histories).
+const (
+	BudgetGroup      = "fc-budget"
+	BudgetShare      = 1.0
+	BudgetWindow     = time.Hour
+	BudgetMinRetries = 5
+)
+
 // TaskNames lists every task of the workload.
-var TaskNames = []string{TaskPlain, TaskSync, TaskDead, TaskFallback, TaskOnce, TaskCapped, TaskRated}
+var TaskNames = []string{TaskPlain, TaskSync, TaskDead, TaskFallback, TaskOnce, TaskCapped, TaskRated, TaskBudget}
 
 // Args are every call's arguments. Op names the call (slot-op-call), so that
 // a row is traced back to its submit even when the submit's answer was lost;
@@ -56,10 +69,16 @@ type Args struct {
 	Perm bool   `json:"perm,omitempty"` // the first failure is permanent
 	// RetryAfter: the first attempt asks for a retry after this many ms
 	// (runtime.RetryAfter) instead of failing plainly.
-	RetryAfter int    `json:"retry_after,omitempty"`
-	WorkMS     int    `json:"work_ms"` // how long an attempt works (it honours its context)
-	Text       string `json:"text"`    // multi-byte UTF-8 and escapes
-	Blob       []byte `json:"blob"`    // arbitrary bytes (base64 in JSON), up to tens of KiB
+	RetryAfter int `json:"retry_after,omitempty"`
+	// GiveBack: the first time a process runs the call's first attempt, it
+	// answers runtime.Undecodable (an instance of a deployment that cannot
+	// decode the arguments yet): the attempt is given back undone, and runs
+	// again as attempt 1 (#22 break 6: it must not count twice in its
+	// group's retry budget).
+	GiveBack bool   `json:"give_back,omitempty"`
+	WorkMS   int    `json:"work_ms"` // how long an attempt works (it honours its context)
+	Text     string `json:"text"`    // multi-byte UTF-8 and escapes
+	Blob     []byte `json:"blob"`    // arbitrary bytes (base64 in JSON), up to tens of KiB
 }
 
 // Sum is the digest of a call's encoded arguments, compared byte for byte
@@ -83,6 +102,7 @@ func Defs() map[string]*runtime.TaskDef {
 		TaskOnce:     {Name: TaskOnce, Policy: fixed(1)},
 		TaskCapped:   {Name: TaskCapped, Policy: fixed(8), Flow: &runtime.FlowControl{Group: "fc-cap", Limit: CapLimit}},
 		TaskRated:    {Name: TaskRated, Policy: fixed(8), Flow: &runtime.FlowControl{Group: "fc-rate", Rate: RateLimit, Burst: RateBurst}},
+		TaskBudget:   {Name: TaskBudget, Policy: fixed(8), Flow: &runtime.FlowControl{Group: BudgetGroup, RetryBudget: &runtime.RetryBudget{Share: BudgetShare, Window: BudgetWindow, MinRetries: BudgetMinRetries}}},
 	}
 }
 

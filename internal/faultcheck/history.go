@@ -40,8 +40,9 @@ const (
 	OutFail       = "fail"
 	OutPermanent  = "permanent"
 	OutRetryAfter = "retry-after"
-	OutCancelled  = "cancelled" // ctx ended before the work did
-	OutBadArgs    = "bad-args"  // the arguments did not decode
+	OutCancelled  = "cancelled"  // ctx ended before the work did
+	OutBadArgs    = "bad-args"   // the arguments did not decode
+	OutGivenBack  = "given-back" // answered runtime.Undecodable on purpose (Args.GiveBack): given back, attempt undone
 )
 
 // Record is one line of a history.

@@ -31,7 +31,23 @@ const (
 	InvFlowRate       = "flow-rate"           // at most RateAllowed starts of the rated group in any RateWindow
 	InvRefusal        = "refusal"             // a call argo documents as refused is refused (ErrNotPersisted) and never stored
 	InvOperator       = "operator"            // a task discarded or force-failed does not start again and ends so; no capped attempt starts while its breaker is open by hand
+	InvRetryBudget    = "retry-budget"        // a retry budget counts each call's first attempt once (a give-back does not count it again), and admits no more retries than its rule
 )
+
+// BudgetSlack is how many first attempts a retry budget's count may hold
+// beyond the first attempts the histories show, for firsts counted n:
+// a give-back whose uncount could not be written (the database out of
+// reach) leaves one too many in the window (docs/flow-control.md), and a
+// claim whose answer was lost may be counted though it was given back.
+// Without the uncount (#22 break 6) each give-back adds one: a run gives
+// back every call of the group once, so the count doubles.
+func BudgetSlack(n int) int { return 2 + n/10 }
+
+// BudgetClockSlack widens the window a retry budget's counters cover, at
+// its start, by the workers' clock offsets (the clock fault, up to ±10 s):
+// executions started this long before the window's recorded start are
+// counted as in it.
+const BudgetClockSlack = 15 * time.Second
 
 // The rate invariant: starts are timed where the function begins, after
 // the claim that admitted them, so a worker that stalls (a loaded host)
@@ -110,6 +126,25 @@ type Input struct {
 	// rescuer charges it (docs/semantics.md, "A lost COMMIT answer": not
 	// guaranteed), so an attempt charged to them and never run is allowed.
 	Partitioned map[string]bool
+	// Stopped lists the instances the nemesis stopped with SIGTERM
+	// (Runtime.Stop): an attempt of theirs cancelled by the shutdown is
+	// given back undone and runs again under its number (a Sync first
+	// attempt begun as the process was told to stop, typically).
+	Stopped map[string]bool
+	// Fallbacks are the fallback rows of argo_task_attempt (kind
+	// fallback): a fallback's outcome as recorded, with the instance whose
+	// run recorded it.
+	Fallbacks []AttemptRow
+	// Budget is the retry budget's row of group BudgetGroup at the end
+	// (nil: the group has no row, or the feature is off).
+	Budget *BudgetRow
+}
+
+// BudgetRow is a retry budget's counters, as argo_flow holds them.
+type BudgetRow struct {
+	Start   int64 // budget_start: the window's start, Unix ms
+	Firsts  int   // budget_firsts: first attempts counted in the window
+	Retries int   // budget_retries: retries counted in the window
 }
 
 // diedAll reports whether every one of insts died without a clean exit.
@@ -147,6 +182,7 @@ type call struct {
 	via      string
 	insts    []string  // the processes that began it
 	firstEnd time.Time // the first nil answer (accepted)
+	waiting  time.Time // a big submit still unanswered after BigAnswerWithin (Ev "waiting")
 	begin    time.Time // the first begin
 }
 
@@ -183,6 +219,8 @@ func Check(in Input) []Violation {
 				c.begin = r.Time()
 			}
 			c.name, c.sum, c.after, c.orderKey, c.refuse = r.Name, r.Sum, r.After, r.OrderKey, r.Refuse
+		case "waiting":
+			c.waiting = r.Time()
 		case "end":
 			c.answers = append(c.answers, r)
 			if (r.Answer == AnswerNil) && c.firstEnd.IsZero() {
@@ -288,6 +326,10 @@ func Check(in Input) []Violation {
 				bad(InvAnswer, "op %s (%s via %s): an answer that is neither nil, ErrNotPersisted nor ErrOutcomeUnknown: %s", op, c.name, a.Via, a.Err)
 			}
 		}
+		if !c.waiting.IsZero() {
+			at = c.waiting
+			bad(InvAnswer, "op %s (%s, via %s, a call larger than the server accepts): still unanswered %s after its submit began (a refusal that will never change must be answered at once)", op, c.name, c.via, BigAnswerWithin)
+		}
 		if len(c.answers) < c.begun && !in.diedAll(c.insts) {
 			bad(InvAnswer, "op %s (%s, via %s): a submit begun on %v was never answered, and its process was not killed", op, c.name, c.via, c.insts)
 		}
@@ -313,6 +355,14 @@ func Check(in Input) []Violation {
 		base := ekey{r.Task, r.Attempt, r.Fallback, 0}
 		k := ekey{r.Task, r.Attempt, r.Fallback, runs[base]}
 		s := spans[k]
+		if r.Ev == "start" && s != nil && !r.Fallback && (s.out == OutGivenBack || s.out == OutBadArgs || s.out == OutCancelled && in.Stopped[s.inst]) {
+			// Given back undecodable (Args.GiveBack), or interrupted by its
+			// instance's shutdown: the attempt was undone and runs again
+			// under its number (docs/flow-control.md, docs/semantics.md).
+			runs[base]++
+			k.run = runs[base]
+			s = nil
+		}
 		if r.Ev == "start" && s != nil && r.Fallback && fallbackRunAgain(in, s) {
 			// A fallback has no attempt number of its own: one whose process
 			// died, or whose context ended (lease lost, Stop), before its
@@ -341,6 +391,36 @@ func Check(in Input) []Violation {
 		}
 		if s != nil && s.end.IsZero() {
 			s.end, s.out = r.Time(), r.Out
+		}
+	}
+	// A fallback runs again only while no earlier run's outcome was
+	// recorded: the run whose outcome its history row holds (by the
+	// instance that wrote it, its last run there) is the last run.
+	fbRuns := map[int64][]*span{}
+	for _, k := range order {
+		if s := spans[k]; s.fallback {
+			fbRuns[s.task] = append(fbRuns[s.task], s)
+		}
+	}
+	for _, fr := range in.Fallbacks {
+		if fr.Outcome == runtime.OutcomeLeaseExpired {
+			continue // written by the rescuer for a run whose outcome was not recorded
+		}
+		runs := fbRuns[fr.Task]
+		var rec *span // the recorded run: the last on fr.Worker
+		for _, s := range runs {
+			if s.inst == fr.Worker && (rec == nil || s.start.After(rec.start)) {
+				rec = s
+			}
+		}
+		if rec == nil {
+			continue // its start record is written before the fallback is called: not seen only if the history is missing
+		}
+		for _, s := range runs {
+			if s.start.After(rec.start) {
+				at = s.start
+				bad(InvExecOnce, "task %d fallback run again on %s at %s after its outcome (%s) was recorded by the run on %s at %s", fr.Task, s.inst, clock(s.start), fr.Outcome, rec.inst, clock(rec.start))
+			}
 		}
 	}
 	byTask := map[int64][]*span{}
@@ -485,6 +565,20 @@ func Check(in Input) []Violation {
 					continue
 				}
 			}
+			if len(c.after) > 0 && row.RequeuedFrom != 0 && row.State == runtime.StateSkipped {
+				// A requeue keeps the dependencies (on the upstream's newest
+				// task then): it ends skipped when one of them failed. Its
+				// starts are checked below (deps-order).
+				failed := false
+				for _, u := range c.after {
+					for _, ur := range opRows[u] {
+						failed = failed || failedState(ur.State)
+					}
+				}
+				if failed {
+					continue
+				}
+			}
 			if row.State != want {
 				// An attempt charged by a lease expiry (a kill, a partition)
 				// counts: a call may run out of attempts that way.
@@ -501,7 +595,8 @@ func Check(in Input) []Violation {
 				continue
 			}
 			if row.State == runtime.StateSucceeded {
-				s := spans[ekey{row.ID, row.ExecuteTimes, false, 0}]
+				base := ekey{row.ID, row.ExecuteTimes, false, 0}
+				s := spans[ekey{row.ID, row.ExecuteTimes, false, runs[base]}]
 				if s == nil || s.out != OutOK {
 					out := "never ran"
 					if s != nil {
@@ -642,6 +737,42 @@ func Check(in Input) []Violation {
 		}
 	}
 
+	// The retry budget: its count of first attempts in its window holds
+	// each call once, however often its first attempt was given back, and
+	// the retries started in the window are within the rule (docs/flow-control.md).
+	if b := in.Budget; b != nil && b.Start > 0 {
+		from := time.UnixMilli(b.Start).Add(-BudgetClockSlack)
+		firsts, retries := map[int64]bool{}, map[[2]int64]bool{}
+		for _, k := range order {
+			sp := spans[k]
+			if row := rowByID[sp.task]; row == nil || row.Name != TaskBudget || sp.fallback || sp.start.Before(from) {
+				continue
+			}
+			if sp.attempt == 1 {
+				firsts[sp.task] = true
+			} else {
+				retries[[2]int64{sp.task, int64(sp.attempt)}] = true
+			}
+		}
+		for _, a := range in.Attempts { // charged (lease_expired) without a start: claimed all the same
+			if row := rowByID[a.Task]; row != nil && row.Name == TaskBudget && a.Outcome == runtime.OutcomeLeaseExpired {
+				if a.Attempt == 1 {
+					firsts[a.Task] = true
+				} else {
+					retries[[2]int64{a.Task, int64(a.Attempt)}] = true
+				}
+			}
+		}
+		if n := len(firsts); b.Firsts > n+BudgetSlack(n) {
+			bad(InvRetryBudget, "group %s counted %d first attempts in its window from %s, but the histories show %d calls whose first attempt ran or was charged in it (at most %d more allowed): a first attempt given back was counted again",
+				BudgetGroup, b.Firsts, clock(time.UnixMilli(b.Start)), n, BudgetSlack(n))
+		}
+		if allowed := int(BudgetShare*float64(len(firsts))) + BudgetMinRetries + BudgetSlack(len(firsts)); len(retries) > allowed {
+			bad(InvRetryBudget, "group %s started %d retries in its window from %s after %d first attempts: the budget (share %v, plus %d) allows at most %d",
+				BudgetGroup, len(retries), clock(time.UnixMilli(b.Start)), len(firsts), BudgetShare, BudgetMinRetries, allowed)
+		}
+	}
+
 	slices.SortStableFunc(out, func(a, b Violation) int {
 		if c := strings.Compare(a.Inv, b.Inv); c != 0 {
 			return c
@@ -672,10 +803,9 @@ func clockOr(t time.Time, none string) string {
 // own, and one whose outcome was not recorded (its process killed, its
 // context ended, Stop unable to write it through an outage) is run again
 // by whichever instance takes the task next. Any run that ended, or whose
-// process died, may be followed by another; overlapping runs are still
-// attempt-overlap. (Telling a re-run after an unrecorded outcome from a
-// second claim of a recorded one needs the fallback's history row: not
-// read yet.)
+// process died, may be followed by another here; overlapping runs are
+// still attempt-overlap, and a run after the one whose outcome the
+// fallback's history row records is exec-once (Check, Input.Fallbacks).
 func fallbackRunAgain(in Input, s *span) bool {
 	if _, died := in.Died[s.inst]; died {
 		return true

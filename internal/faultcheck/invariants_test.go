@@ -2,6 +2,7 @@ package faultcheck
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -209,15 +210,20 @@ func TestGenerateIsReproducible(t *testing.T) {
 
 // A fallback has no attempt number of its own: run again after its process
 // died (or its context ended) it is the same fallback, and that is no
-// exec-once violation, nor after its first run ended unrecorded; two runs
-// that overlap are attempt-overlap either way.
+// exec-once violation, nor after its first run ended unrecorded (no
+// fallback row names it, or only the rescuer's lease_expired row); a run
+// after the run whose outcome the fallback row records is; two runs that
+// overlap are attempt-overlap either way.
 func TestCheckFallbackRunAgain(t *testing.T) {
 	fallback := func(h *history, inst string, ms, end int, out string) {
 		h.exec(1, 2, inst, ms, end, out)
 		n := len(h.in.Records)
 		h.in.Records[n-2].Fallback, h.in.Records[n-1].Fallback = true, true
 	}
-	build := func(firstOut string, died bool, secondAt int) Input {
+	// build: attempts 1 and 2 fail, the fallback runs on w0.1 (firstOut)
+	// and again on w1.0 at secondAt; rows are the fallback's history rows
+	// ("instance:outcome").
+	build := func(firstOut string, died bool, secondAt int, rows ...string) Input {
 		h := newHistory()
 		h.call("0-0-0", 1, TaskFallback, runtime.StateRecovered, 2, 0, nil)
 		h.exec(1, 1, "w0.0", 10, 20, OutFail)
@@ -227,6 +233,10 @@ func TestCheckFallbackRunAgain(t *testing.T) {
 			h.in.Died["w0.1"] = h.t0.Add(70 * time.Millisecond)
 		}
 		fallback(h, "w1.0", secondAt, secondAt+10, OutOK)
+		for _, r := range rows {
+			w, out, _ := strings.Cut(r, ":")
+			h.in.Fallbacks = append(h.in.Fallbacks, AttemptRow{Task: 1, Attempt: 2, Outcome: out, Worker: w})
+		}
 		return h.in
 	}
 	if vs := invariants(Check(build(OutOK, true, 3000))); vs[InvExecOnce] > 0 || vs[InvAttemptOverlap] > 0 {
@@ -237,6 +247,15 @@ func TestCheckFallbackRunAgain(t *testing.T) {
 	}
 	if vs := invariants(Check(build(OutOK, false, 3000))); vs[InvExecOnce] > 0 {
 		t.Errorf("a fallback run again after its first run ended (its outcome not recorded): %v, want no exec-once", vs)
+	}
+	if vs := invariants(Check(build(OutOK, false, 3000, "w1.0:"+runtime.OutcomeSucceeded))); vs[InvExecOnce] > 0 {
+		t.Errorf("a fallback run again, the second run's outcome recorded: %v, want no exec-once", vs)
+	}
+	if vs := invariants(Check(build(OutOK, true, 3000, "w0.1:"+runtime.OutcomeLeaseExpired, "w1.0:"+runtime.OutcomeSucceeded))); vs[InvExecOnce] > 0 {
+		t.Errorf("a fallback run again after the rescuer charged the first run (lease_expired): %v, want no exec-once", vs)
+	}
+	if vs := invariants(Check(build(OutOK, false, 3000, "w0.1:"+runtime.OutcomeSucceeded))); vs[InvExecOnce] == 0 {
+		t.Errorf("a fallback run again after the first run's outcome was recorded: %v, want exec-once", vs)
 	}
 	if vs := invariants(Check(build(OutCancelled, false, 55))); vs[InvAttemptOverlap] == 0 {
 		t.Errorf("two overlapping runs of a fallback: %v, want attempt-overlap", vs)
@@ -263,5 +282,63 @@ func TestCheckChargedUnrunAfterPartition(t *testing.T) {
 	}
 	if vs := invariants(Check(build(false))); vs[InvChargedUnrun] == 0 {
 		t.Errorf("charged to an instance that only lost a claim's answer: %v, want charged-unrun", vs)
+	}
+}
+
+// A retry budget's count of first attempts holds each call once: a call
+// whose first attempt was given back (undecodable here) and ran again is
+// one first attempt; counted once per give-back (#22 break 6), the count
+// runs ahead of the histories. The given-back attempt runs again under its
+// number without exec-once.
+func TestCheckRetryBudget(t *testing.T) {
+	build := func(counted int) Input {
+		h := newHistory()
+		for i := range 10 {
+			id := int64(i + 1)
+			h.call("0-"+string(rune('a'+i))+"-0", id, TaskBudget, runtime.StateSucceeded, 1, 0, nil)
+			h.exec(id, 1, "w0.0", 10, 12, OutGivenBack)
+			h.exec(id, 1, "w1.0", 20, 30, OutOK)
+		}
+		h.in.Budget = &BudgetRow{Start: h.t0.UnixMilli(), Firsts: counted}
+		return h.in
+	}
+	if vs := invariants(Check(build(10))); len(vs) > 0 {
+		t.Errorf("each call counted once: %v, want none", vs)
+	}
+	if vs := invariants(Check(build(20))); vs[InvRetryBudget] == 0 {
+		t.Errorf("each call counted twice (once per give-back): %v, want retry-budget", vs)
+	}
+}
+
+// A big submit the worker saw still unanswered after BigAnswerWithin is an
+// answer violation even if its process was killed later (#22 break 7).
+func TestCheckBigSubmitWaiting(t *testing.T) {
+	h := newHistory()
+	h.in.Records = append(h.in.Records,
+		Record{Kind: KindSubmit, Ev: "begin", At: h.at(0), Inst: "w0.0", Op: "0-2-0", Name: TaskPlain, Via: "big"},
+		Record{Kind: KindSubmit, Ev: "waiting", At: h.at(10_000), Inst: "w0.0", Op: "0-2-0", Name: TaskPlain, Via: "big"})
+	h.in.Died["w0.0"] = h.t0.Add(12 * time.Second)
+	if vs := invariants(Check(h.in)); vs[InvAnswer] != 1 {
+		t.Errorf("a big submit unanswered after %s, its process killed later: %v, want one answer violation", BigAnswerWithin, vs)
+	}
+}
+
+// An attempt cancelled by its instance's shutdown (Stop) is given back
+// undone and runs again under its number: no exec-once then; cancelled on
+// an instance that was not stopped, the same number again is.
+func TestCheckAttemptAgainAfterStop(t *testing.T) {
+	build := func(stopped bool) Input {
+		h := newHistory()
+		h.call("0-0-0", 1, TaskSync, runtime.StateSucceeded, 1, 0, nil)
+		h.exec(1, 1, "w1.0", 10, 20, OutCancelled)
+		h.exec(1, 1, "w2.2", 800, 810, OutOK)
+		h.in.Stopped = map[string]bool{"w1.0": stopped}
+		return h.in
+	}
+	if vs := invariants(Check(build(true))); vs[InvExecOnce] > 0 {
+		t.Errorf("attempt 1 again after Stop interrupted it: %v, want no exec-once", vs)
+	}
+	if vs := invariants(Check(build(false))); vs[InvExecOnce] == 0 {
+		t.Errorf("attempt 1 again after a cancel on an instance not stopped: %v, want exec-once", vs)
 	}
 }

@@ -18,13 +18,19 @@ import (
 
 // Operator actions (Record.Ev of KindOperator records).
 const (
-	ActDiscard      = "discard"        // Inspector.Discard of a pending, retrying or blocked task
-	ActReviewed     = "discard-review" // RequestDiscard by one operator, ApproveDiscard by another
-	ActForceFail    = "force-fail"     // Inspector.ForceFail of a retrying task
-	ActRunNow       = "run-now"        // Inspector.RunNow of a scheduled (pending, due later) task
-	ActRequeue      = "requeue"        // Inspector.RequeueAsNew of a dead or discarded task (Record.ID: the new task)
-	ActBreakerOpen  = "breaker-open"   // Inspector.OpenBreaker of the capped group
-	ActBreakerClose = "breaker-close"  // Inspector.CloseBreaker of the capped group
+	ActDiscard   = "discard"        // Inspector.Discard of a pending, retrying or blocked task
+	ActReviewed  = "discard-review" // RequestDiscard by one operator, ApproveDiscard by another
+	ActForceFail = "force-fail"     // Inspector.ForceFail of a retrying task
+	ActRunNow    = "run-now"        // Inspector.RunNow of a scheduled (pending, due later) task
+	ActRequeue   = "requeue"        // Inspector.RequeueAsNew of a dead or discarded task (Record.ID: the new task)
+	// ActBlockedRequeue is Inspector.Discard of a blocked task (its
+	// upstream task still unfinished), then at once Inspector.RequeueAsNew
+	// of it: the new task must keep the old one's dependencies (#22 break 5).
+	// Recorded as an ActDiscard and an ActRequeue of the task, each with its
+	// answer.
+	ActBlockedRequeue = "discard-blocked-requeue"
+	ActBreakerOpen    = "breaker-open"  // Inspector.OpenBreaker of the capped group
+	ActBreakerClose   = "breaker-close" // Inspector.CloseBreaker of the capped group
 )
 
 // KindOperator is the kind of an operator's records.
@@ -91,6 +97,8 @@ func (o *Operator) Act(ctx context.Context) {
 		act, where, args = ActForceFail, "task_status = ?", []any{runtime.StateRetrying}
 	case x < 75:
 		act, where, args = ActRunNow, "task_status = ? AND execute_time > ?", []any{runtime.StatePending, time.Now().Add(200 * time.Millisecond).UnixMilli()}
+	case x < 88:
+		act, where, args = ActBlockedRequeue, "task_status = ?", []any{runtime.StateBlocked}
 	default:
 		act, where, args = ActRequeue, "task_status IN (?, ?) AND requeued_to IS NULL", []any{runtime.StateDead, runtime.StateDiscarded}
 	}
@@ -98,7 +106,19 @@ func (o *Operator) Act(ctx context.Context) {
 	if err != nil || id == 0 {
 		return
 	}
+	if act == ActBlockedRequeue {
+		if o.do(ctx, ActDiscard, id) == nil {
+			o.do(ctx, ActRequeue, id)
+		}
+		return
+	}
+	o.do(ctx, act, id)
+}
+
+// do carries out act on task id and records it and its answer.
+func (o *Operator) do(ctx context.Context, act string, id int64) error {
 	o.h.Write(Record{Kind: KindOperator, Ev: act + ":begin", Task: id})
+	var err error
 	var newID int64
 	switch act {
 	case ActDiscard:
@@ -123,6 +143,7 @@ func (o *Operator) Act(ctx context.Context) {
 		}
 	}
 	o.h.Write(r)
+	return err
 }
 
 // breaker opens or closes the capped group's breaker.

@@ -31,17 +31,23 @@ const (
 	FeatureFlow       = "flow"        // a concurrency cap and a rate limit shared by every process
 	FeatureOrderTx    = "order-tx"    // ordered keys written by SubmitTx inside longer transactions (#22 break 2a)
 	FeatureOrderFlow  = "order-flow"  // an order key on a flow-controlled task with After or in a group, which must be refused (#22 break 4)
-	FeatureBigSubmit  = "bigsubmit"   // now and then a call larger than MariaDB's max_allowed_packet (16 MiB), submitted with context.Background (#22 break 7)
+	FeatureBigSubmit  = "bigsubmit"   // one call a run larger than MariaDB's max_allowed_packet (16 MiB), submitted with context.Background over a connection of its own (#22 break 7); on by default on MariaDB (MariaDBOn)
 	FeatureRetryAfter = "retryafter"  // first attempts answering runtime.RetryAfter (#22 breaks 6, 10)
+	FeatureBudget     = "budget"      // calls under a retry budget whose first attempts are given back once per process (undecodable there), deferred by RetryAfter or failed (#22 break 6)
 )
 
 // AllFeatures lists every feature.
-var AllFeatures = []string{FeatureBasic, FeatureFlow, FeatureOperator, FeatureTxRollback, FeatureDeps, FeatureOrder, FeatureOrderTx, FeatureOrderFlow, FeatureBigSubmit, FeatureRetryAfter}
+var AllFeatures = []string{FeatureBasic, FeatureFlow, FeatureOperator, FeatureTxRollback, FeatureDeps, FeatureOrder, FeatureOrderTx, FeatureOrderFlow, FeatureBigSubmit, FeatureRetryAfter, FeatureBudget}
 
 // DefaultFeatures is what make test runs: every feature whose breaks are
 // fixed. The ones off by default are named in KnownBreaks with the break
 // they find, or are too heavy for make test (bigsubmit).
-var DefaultFeatures = []string{FeatureBasic, FeatureOrder, FeatureFlow, FeatureOperator, FeatureOrderTx, FeatureOrderFlow, FeatureRetryAfter, FeatureTxRollback, FeatureDeps}
+var DefaultFeatures = []string{FeatureBasic, FeatureOrder, FeatureFlow, FeatureOperator, FeatureOrderTx, FeatureOrderFlow, FeatureRetryAfter, FeatureTxRollback, FeatureDeps, FeatureBudget}
+
+// MariaDBOn lists the features added to DefaultFeatures on a MariaDB
+// server of the test's own (whose max_allowed_packet the test lowers to
+// 16 MiB): bigsubmit, two big calls a run.
+var MariaDBOn = []string{FeatureBigSubmit}
 
 // GaleraOff lists the default features left out on the Galera cluster
 // (KnownBreaks says what each finds there).
@@ -54,11 +60,13 @@ var FixedBreaks = map[string]string{
 	FeatureOrderTx:    "#22 break 2a (keyed SubmitTx in a long transaction): invariant order-overlap / order-submit",
 	FeatureOrderFlow:  "#22 break 4 (an order key on a flow-controlled task accepted with After or in a group): invariant refusal",
 	FeatureRetryAfter: "#22 break 10 (RetryAfter repeats attempt numbers): invariant exec-once",
+	FeatureOperator:   "#22 break 5 (a task discarded while blocked and requeued loses its dependencies): the discard-blocked-requeue action, invariant deps-order",
+	FeatureBudget:     "#22 break 6 (a first attempt given back counts again in its group's retry budget): invariant retry-budget",
 	FaultPartition:    "#22 break 1 (a cut-off instance runs on): invariant attempt-overlap",
 	FaultClaimCut:     "#22 break 8 (a lost claim COMMIT charges an attempt): invariant charged-unrun; with the cut matching READ COMMITTED too, terminal (a flow group's lock held by a cut session stalled the gated claim: fixed by its wait limit)",
 	FeatureTxRollback: "not listed in #22: on SQLite a rolled-back SubmitTx's id is handed out again, and the rolled-back call's commit watcher claimed the new row by id, bypassing the order gate (and flow control): invariants order-overlap / order-submit",
-	// Off by default all the same: six 32 MiB calls a run are too heavy for make test.
-	FeatureBigSubmit: "#22 break 7 (a submit larger than the server accepts hangs for ever): invariant answer (a submit never answered)",
+	// On by default on MariaDB only (MariaDBOn): two 53 MiB calls a run.
+	FeatureBigSubmit: "#22 break 7 (a submit larger than the server accepts hangs for ever): invariant answer (a big submit unanswered after BigAnswerWithin, or never)",
 }
 
 // KnownBreaks names, for each switch (feature or fault) off by default, the
@@ -146,7 +154,11 @@ type CallSpec struct {
 	OrderKey string
 	After    []int // indices of earlier calls of the operation this one runs after
 	// Big: the call's Blob is BigBlob bytes, submitted with
-	// context.Background in a goroutine of its own.
+	// context.Background in a goroutine of its own, by SubmitTx on a
+	// connection of its own straight to the server (not through the
+	// worker's fault proxy, which takes the whole packet and hands back
+	// the server's refusal 1153: the break shows only when the server
+	// resets the connection mid-send).
 	Big bool
 	// Refuse: argo must refuse the call (ErrNotPersisted): an order key on
 	// a flow-controlled task.
@@ -154,6 +166,9 @@ type CallSpec struct {
 	// HoldTx keeps a ViaTxCommit transaction open this long after its
 	// SubmitTx before committing it (order-tx).
 	HoldTx time.Duration
+	// Delay is how long after the previous call's answer this call is
+	// submitted.
+	Delay time.Duration
 }
 
 // Operation is what a slot does at one step: one call, or a few that go
@@ -262,6 +277,22 @@ func Generate(seed uint64, slot, k int, f Features) Operation {
 			}
 			op.Calls = []CallSpec{u, d}
 		}},
+		{5, f[FeatureBudget], func() { // under a retry budget: given back once per process, then failing once, deferred once or not
+			c := one(TaskBudget)
+			c.Args.GiveBack, c.Args.Perm = true, false
+			c.Args.WorkMS = min(c.Args.WorkMS, 300)
+			// One retry at most a call (the budget admits as many retries as
+			// first attempts, plus one): no call waits for the next window.
+			switch r.IntN(4) {
+			case 0:
+				c.Args.Fail, c.Args.RetryAfter = 1, 20+r.IntN(100)
+			case 1:
+				c.Args.Fail = 1
+			default:
+				c.Args.Fail = 0
+			}
+			op.Calls = []CallSpec{c}
+		}},
 		{5, f[FeatureRetryAfter], func() {
 			c := one(TaskPlain)
 			c.Args.Fail, c.Args.RetryAfter = 1+r.IntN(3), 50+r.IntN(200)
@@ -280,6 +311,18 @@ func Generate(seed uint64, slot, k int, f Features) Operation {
 				op.Calls = append(op.Calls, c)
 			}
 		}},
+		{3, f[FeatureDeps], func() { // a slow upstream U → D: D stays blocked for seconds (the operator's discard-blocked-requeue, #22 break 5)
+			u := CallSpec{Op: id(0), Task: TaskPlain, Args: args(0), Via: ViaSubmit}
+			u.Args.WorkMS, u.Args.Fail = 1500+r.IntN(1500), 0
+			d := CallSpec{Op: id(1), Task: TaskPlain, Args: args(1), Via: ViaSubmit, After: []int{0}}
+			op.Calls = []CallSpec{u, d}
+		}},
+		{6, f[FeatureDeps], func() { // U of 0–3 ms, D after U submitted 0–3 ms after U's answer: D's submit meets U's finish (#22 break 3a: a dependent submit rolled back for a deadlock against a batch of finishes and retried)
+			u := CallSpec{Op: id(0), Task: TaskPlain, Args: args(0), Via: ViaSubmit}
+			u.Args.WorkMS, u.Args.Fail = r.IntN(4), 0
+			d := CallSpec{Op: id(1), Task: TaskPlain, Args: args(1), Via: ViaSubmit, After: []int{0}, Delay: time.Duration(r.IntN(4)) * time.Millisecond}
+			op.Calls = []CallSpec{u, d}
+		}},
 		{4, f[FeatureDeps], func() { // a diamond A → B, C → D in one SubmitGroup
 			for i := range 4 {
 				c := CallSpec{Op: id(i), Task: TaskPlain, Args: args(i), Via: ViaGroup}
@@ -293,7 +336,7 @@ func Generate(seed uint64, slot, k int, f Features) Operation {
 			}
 		}},
 	}
-	if f[FeatureBigSubmit] && k%400 == 7 { // a few a run: each is some 32 MiB
+	if f[FeatureBigSubmit] && slot == 0 && (k%400 == 2 || k%400 == 12) { // two a run (two per 400 operations of slot 0): each is some 53 MiB
 		c := one(TaskPlain)
 		c.Big, c.Args.Blob = true, nil // the worker fills it (BigBlob bytes)
 		op.Calls = []CallSpec{c}
@@ -322,9 +365,22 @@ func Generate(seed uint64, slot, k int, f Features) Operation {
 	return op
 }
 
-// BigBlob is the size of a big call's Blob: 24 MiB, 32 MiB in base64,
-// above MariaDB's default max_allowed_packet of 16 MiB.
-const BigBlob = 24 << 20
+// BigBlob is the size of a big call's Blob: 40 MiB, 53 MiB in base64,
+// more than three times MariaDB's default max_allowed_packet of 16 MiB and
+// below the driver's own limit of 64 MiB (which would refuse it before
+// sending): the server refuses it after its first 16 MiB and drops the
+// connection while the client is still sending (#22 break 7). Whether the
+// client then reads the server's 1153 or a reset is a race: the more is
+// left to send, the likelier the reset (with 32 MiB one run in two read
+// the 1153).
+const BigBlob = 40 << 20
+
+// BigAnswerWithin is how long a big call's submit may go unanswered: a
+// row larger than the server accepts is refused at once (#22 break 7),
+// whatever the context. The worker records a submit still unanswered
+// then (Ev "waiting"), so that a hang is seen even if the process is
+// killed afterwards.
+const BigAnswerWithin = 10 * time.Second
 
 // workMS is how long one attempt works: mostly short, some long enough that
 // a kill, a Stop or a cut-off lands in the middle of it.

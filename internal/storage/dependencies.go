@@ -165,6 +165,14 @@ func (s *Store) InsertDependent(ctx context.Context, tasks []DependentTask, now 
 		}
 		var edges []any
 		nEdges := 0
+		var marked []int64 // upstream tasks whose finish settles the new edges
+		seenMark := map[int64]bool{}
+		mark := func(u int64) {
+			if !seenMark[u] {
+				seenMark[u] = true
+				marked = append(marked, u)
+			}
+		}
 		for _, i := range order {
 			dt := tasks[i]
 			t := dt.Task
@@ -183,16 +191,25 @@ func (s *Store) InsertDependent(ctx context.Context, tasks []DependentTask, now 
 			for _, u := range dt.After {
 				edges = append(edges, t.ID, u, upstreamOutcome(states[u]), now)
 				nEdges++
+				if upstreamOutcome(states[u]) != UpstreamSucceeded {
+					mark(u)
+				}
 			}
 			for _, j := range dt.AfterCalls {
 				edges = append(edges, t.ID, tasks[j].Task.ID, UpstreamUnfinished, now)
 				nEdges++
+				mark(tasks[j].Task.ID)
 			}
 		}
 		if nEdges > 0 {
 			if _, err := tx.ExecContext(ctx, s.sql.InsertDeps(nEdges), edges...); err != nil {
 				return err
 			}
+		}
+		// The upstream tasks' finishes must run the dependency statements
+		// (finish_downstream.go). One that succeeded already ends no more.
+		if err := s.markDownstream(ctx, tx, marked); err != nil {
+			return err
 		}
 		committing = true
 		return nil
@@ -326,7 +343,7 @@ func (s *Store) unskipDownstream(ctx context.Context, tx *sqlx.Tx, old, fresh in
 	if len(ids) == 0 {
 		return nil
 	}
-	if _, err := tx.ExecContext(ctx, s.sql.DepRepoint(len(ids)), append([]any{fresh, old}, anySlice(ids)...)...); err != nil {
+	if err := s.repointEdges(ctx, tx, fresh, old, ids); err != nil {
 		return err
 	}
 	// A keyed task passed its order key on when it was skipped: it stays

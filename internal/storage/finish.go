@@ -11,14 +11,21 @@ func (s *Store) FinishAsIs(ctx context.Context, f Finishing, now Millis) error {
 		return err
 	}
 	// A finish that settles downstream tasks (dependencies.go) needs a
-	// transaction: the batch path.
-	if f.HistoryRow() == nil && DependencySteps(s.sql, f.ID, f.To, now) == nil {
+	// transaction: the batch path. One of a task without downstream tasks
+	// (finish_downstream.go) is its one UPDATE, fenced on has_downstream = 0
+	// too: when that changes nothing, the lease is gone or a task was
+	// submitted to run after this one since its row was read, and the
+	// batch path, with the dependency statements, decides which.
+	if f.HistoryRow() == nil && FinishSteps(s.sql, f, now) == nil {
 		q, args := FinishStatement(s.sql, f, now)
 		n, err := s.exec(ctx, q, args...)
-		if err == nil && n == 0 {
-			err = ErrLeaseLost
+		if err != nil || n > 0 {
+			return err
 		}
-		return err
+		if !f.SkipsDependencies() {
+			return ErrLeaseLost
+		}
+		f.Downstream = true
 	}
 	errs, err := s.FinishBatchAsIs(ctx, []Finishing{f}, now)
 	if err != nil {

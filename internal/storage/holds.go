@@ -10,7 +10,8 @@ import (
 // calls): per task, a fenced UPDATE by primary key (still retrying, or
 // still pending for a scheduled call; same owner, attempt and hold) to
 // running, all in one READ COMMITTED transaction; on MySQL one round trip
-// (execRowwise). started[i] reports whether holds[i] was still this owner's
+// (execRowwise); a single hold (the usual case: one retry's timer) is its
+// one UPDATE, autocommitted. started[i] reports whether holds[i] was still this owner's
 // to start (an operator may have discarded it, or another instance claimed
 // it after the hold ran out): exactly the rows this call changed. No
 // statement reads through a secondary index, so the start locks only the
@@ -34,6 +35,20 @@ func (s *Store) StartHeld(ctx context.Context, owner string, holds []HeldStart, 
 			from = StatePending
 		}
 		rows[k] = []any{leaseUntil, now, h.ID, h.Shard, from, owner, h.Attempt, h.HoldUntil}
+	}
+	if len(rows) == 1 {
+		// One row: its fenced UPDATE alone, autocommitted, is all the
+		// transaction would be (one statement changes the one row or
+		// nothing; by primary key and autocommitted it locks that row,
+		// only while it runs): no BEGIN, COMMIT or isolation level to send
+		// (issue #23: on MySQL without the one-trip pool the isolation
+		// level was a round trip of its own).
+		n, err := s.exec(ctx, s.sql.StartHeld, rows[0]...)
+		if err != nil {
+			return nil, err
+		}
+		started[0] = n == 1
+		return started, nil
 	}
 	changed, err := s.execRowwise(ctx, s.sql.StartHeld, rows)
 	if err != nil {

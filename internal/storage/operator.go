@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jmoiron/sqlx"
@@ -227,9 +228,17 @@ func (s *Store) DecideDiscard(ctx context.Context, id int64, approve bool, reaso
 // errDiscardRaced rolls back an approval whose task can no longer be discarded.
 var errDiscardRaced = errors.New("argo: discard raced")
 
-// ForceFail sends a retrying task to the dead letter now (seed 001's
-// force_fail), unleased (a held retry's hold ends with it), and records who
-// and why in the trail. Any other state is refused with a TransitionError.
+// ForceFailableStates may be force-failed by an operator: every state that
+// is neither final nor held by a worker's lease (pending, blocked, retrying,
+// exhausted). A running or falling_back task is refused: its worker holds
+// the lease and will write its outcome.
+var ForceFailableStates = []State{StatePending, StateBlocked, StateRetrying, StateExhausted}
+
+// ForceFail sends a task in ForceFailableStates to the dead letter now
+// (seed 001's force_fail), unleased (a held retry's or scheduled call's
+// hold ends with it), without running its fallback, skipping its
+// dependent tasks, and records who and why in the trail. Any other state is
+// refused with a TransitionError.
 func (s *Store) ForceFail(ctx context.Context, id int64, reason, who string, now Millis) error {
 	if err := checkReason("force-fail reason", reason); err != nil {
 		return err
@@ -258,7 +267,7 @@ func (s *Store) ForceFail(ctx context.Context, id int64, reason, who string, now
 	if err != nil {
 		return err
 	}
-	if t.State != StateRetrying {
+	if !slices.Contains(ForceFailableStates, t.State) {
 		return &argotype.TransitionError{TaskID: id, From: t.State, To: StateDead, Code: argotype.CodeTransitionInvalid}
 	}
 	return fmt.Errorf("argo: task %d changed meanwhile; try again", id)

@@ -72,7 +72,7 @@ func (s *Store) requeueSkippedKeyed(ctx context.Context, tx *sqlx.Tx, old, fresh
 		if _, err := tx.ExecContext(ctx, s.sql.LinkRequeued, id, row.UniqueKey, task.ID); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, s.sql.DepRepoint(len(back)), append([]any{task.ID, id}, anySlice(back)...)...); err != nil {
+		if err := s.repointEdges(ctx, tx, task.ID, id, back); err != nil {
 			return err
 		}
 		reason := fmt.Sprintf("keyed task skipped after upstream task %d failed: requeued at the end of its order key with task %d's requeue as task %d", old, old, fresh)

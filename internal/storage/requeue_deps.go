@@ -129,9 +129,16 @@ func (s *Store) insertRequeueEdges(ctx context.Context, tx *sqlx.Tx, fresh int64
 		return nil
 	}
 	args := make([]any, 0, 4*len(edges))
+	var unsettled []int64
 	for _, e := range edges {
 		args = append(args, fresh, e.upstream, e.outcome, now)
+		if e.outcome != UpstreamSucceeded {
+			unsettled = append(unsettled, e.upstream)
+		}
 	}
-	_, err := tx.ExecContext(ctx, s.sql.InsertDeps(len(edges)), args...)
-	return err
+	if _, err := tx.ExecContext(ctx, s.sql.InsertDeps(len(edges)), args...); err != nil {
+		return err
+	}
+	// Their finishes must settle the new edges (finish_downstream.go).
+	return s.markDownstream(ctx, tx, unsettled)
 }

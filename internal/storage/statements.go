@@ -248,7 +248,8 @@ type Statements struct {
 	// DiscardRequests reads every request of a task (DiscardRequest's
 	// columns), oldest first: argument task_pk.
 	DiscardRequests string
-	// ForceFail moves a retrying row to dead, unleased: arguments now, id.
+	// ForceFail moves a row in ForceFailableStates to dead, unleased:
+	// arguments now, id.
 	ForceFail string
 	// RunNow makes a pending or retrying row due now and drops a hold on
 	// it: arguments execute_time, id.

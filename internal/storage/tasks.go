@@ -145,6 +145,10 @@ type Fence struct {
 	Owner   string
 	Attempt int   // execute_times when claimed
 	From    State // running or falling_back
+	// Downstream is the row's has_downstream as read (Task.HasDownstream):
+	// false lets a finish that ends the task skip the dependency statements,
+	// fenced on has_downstream = 0 as well (finish_downstream.go).
+	Downstream bool
 }
 
 // Finishing is a fenced state change at the end of an attempt or fallback.
@@ -176,6 +180,9 @@ type Finishing struct {
 // which case nothing was written.
 func (s *Store) FinishBatchAsIs(ctx context.Context, fs []Finishing, now Millis) (errs []error, err error) {
 	if errs, ok, err := s.d.FinishBatchOneTrip(ctx, fs, now); ok {
+		if err == nil {
+			s.finishAgainWithDependencies(ctx, fs, errs, now)
+		}
 		return errs, err
 	}
 	errs = make([]error, len(fs))
@@ -186,22 +193,27 @@ func (s *Store) FinishBatchAsIs(ctx context.Context, fs []Finishing, now Millis)
 			if errs[i] != nil {
 				continue
 			}
-			q, args := FinishStatement(s.sql, f, now)
-			res, err := tx.ExecContext(ctx, q, args...)
+			n, err := s.execFinish(ctx, tx, f, now)
+			if err == nil && n == 0 && f.SkipsDependencies() {
+				// An edge may have been added since the row was read:
+				// the finish with its dependency statements decides.
+				f.Downstream = true
+				n, err = s.execFinish(ctx, tx, f, now)
+			}
 			if err != nil {
 				return err
 			}
-			if n, err := res.RowsAffected(); err != nil {
-				return err
-			} else if n == 0 {
+			if n == 0 {
 				errs[i] = ErrLeaseLost
 				continue
 			}
 			if a := f.HistoryRow(); a != nil {
 				hist = append(hist, a)
 			}
-			if err := s.settleDownstream(ctx, tx, f.ID, f.To, now); err != nil {
-				return err
+			for _, step := range FinishSteps(s.sql, f, now) {
+				if _, err := tx.ExecContext(ctx, step.Query, step.Args...); err != nil {
+					return fmt.Errorf("argo: settling the downstream tasks of task %d: %w", f.ID, err)
+				}
 			}
 		}
 		return s.insertAttempts(ctx, tx, hist)
@@ -248,6 +260,9 @@ func FinishStatement(st *Statements, f Finishing, now Millis) (string, []any) {
 		set += ", deferred_times = deferred_times + 1"
 	}
 	args = append(args, f.ID, f.Shard, f.From, f.Owner, f.Attempt)
+	if f.SkipsDependencies() {
+		return st.FinishUpdate(set) + NoDownstreamGuard, args
+	}
 	return st.FinishUpdate(set), args
 }
 

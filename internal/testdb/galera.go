@@ -147,6 +147,10 @@ func (g *Galera) Nodes() int { return len(g.servers) }
 // ServerDSN returns node's go-sql-driver DSN without a database name.
 func (g *Galera) ServerDSN(node int) string { return g.servers[g.index(node)] }
 
+// ServerDSNs returns every node's go-sql-driver DSN without a database
+// name, node 1 first.
+func (g *Galera) ServerDSNs() []string { return append([]string(nil), g.servers...) }
+
 func (g *Galera) index(node int) int {
 	if node < 1 || node > len(g.servers) {
 		panic(fmt.Sprintf("testdb: Galera node %d does not exist (1-%d)", node, len(g.servers)))

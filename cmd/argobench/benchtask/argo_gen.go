@@ -8,9 +8,10 @@ package benchtask
 import (
 	"context"
 	"errors"
-	"github.com/argo-retry/argo/runtime"
 	"sync/atomic"
 	"time"
+
+	"github.com/argo-retry/argo/runtime"
 )
 
 // argoRuntime is the runtime the wrappers of this package submit through; the ArgoRegister
@@ -24,7 +25,15 @@ func ArgoRegister(rt *runtime.Runtime) error {
 	if rt == nil {
 		return errors.New("benchtask.ArgoRegister: nil runtime")
 	}
-	if err := rt.Register(argoTaskSyncCall, argoTaskLater, argoTaskWork, argoTaskCapped, argoTaskRated, argoTaskFailOnce, argoTaskScheduled); err != nil {
+	if err := rt.Register(
+		argoTaskSyncCall,
+		argoTaskLater,
+		argoTaskWork,
+		argoTaskCapped,
+		argoTaskRated,
+		argoTaskFailOnce,
+		argoTaskScheduled,
+	); err != nil {
 		return err
 	}
 	argoRuntime.Store(rt)
@@ -73,14 +82,24 @@ func init() {
 // *runtime.AttemptError), retrying failures up to 3 times per its //argo:retry directive. An error
 // wrapping runtime.ErrNotPersisted means the call was not stored and will not run.
 func SyncCallDurable(ctx context.Context, n int) error {
-	return argoSubmit(ctx, argoTaskSyncCall, "ArgoRegister", &argoArgsSyncCall{N: n}, "", "")
+	_, err := argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskSyncCall,
+		Args:     &argoArgsSyncCall{N: n},
+		Register: "ArgoRegister",
+	})
+	return err
 }
 
 // SyncCallDurableTx stores a call of SyncCall in tx, an *sql.Tx (or *sqlx.Tx) on the runtime's
 // database, and returns its task id: the task runs once tx commits and is gone if tx rolls back
 // (the outbox pattern).
 func SyncCallDurableTx(ctx context.Context, tx runtime.Execer, n int) (int64, error) {
-	return argoSubmitTx(ctx, tx, argoTaskSyncCall, "ArgoRegister", &argoArgsSyncCall{N: n}, "", "")
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskSyncCall,
+		Args:     &argoArgsSyncCall{N: n},
+		Tx:       tx,
+		Register: "ArgoRegister",
+	})
 }
 
 // SyncCallDurableAfter stores a call of SyncCall that runs only after every task of after (ids) has
@@ -89,7 +108,12 @@ func SyncCallDurableTx(ctx context.Context, tx runtime.Execer, n int) (int64, er
 // error wrapping runtime.ErrNotPersisted means the call was not stored and will not run;
 // runtime.ErrDependency, that after named a task that does not exist or has failed already.
 func SyncCallDurableAfter(ctx context.Context, after []int64, n int) (int64, error) {
-	return argoSubmitAfter(ctx, argoTaskSyncCall, "ArgoRegister", &argoArgsSyncCall{N: n}, "", "", "", after)
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskSyncCall,
+		Args:     &argoArgsSyncCall{N: n},
+		After:    after,
+		Register: "ArgoRegister",
+	})
 }
 
 // argoTaskLater is the task definition of Later, from its //argo:retry directive.
@@ -135,14 +159,24 @@ func init() {
 // //argo:retry directive. An error wrapping runtime.ErrNotPersisted means the call was not stored
 // and will not run.
 func LaterDurable(ctx context.Context, n int) error {
-	return argoSubmit(ctx, argoTaskLater, "ArgoRegister", &argoArgsLater{N: n}, "", "")
+	_, err := argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskLater,
+		Args:     &argoArgsLater{N: n},
+		Register: "ArgoRegister",
+	})
+	return err
 }
 
 // LaterDurableTx stores a call of Later in tx, an *sql.Tx (or *sqlx.Tx) on the runtime's database,
 // and returns its task id: the task runs once tx commits and is gone if tx rolls back (the outbox
 // pattern).
 func LaterDurableTx(ctx context.Context, tx runtime.Execer, n int) (int64, error) {
-	return argoSubmitTx(ctx, tx, argoTaskLater, "ArgoRegister", &argoArgsLater{N: n}, "", "")
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskLater,
+		Args:     &argoArgsLater{N: n},
+		Tx:       tx,
+		Register: "ArgoRegister",
+	})
 }
 
 // LaterDurableAfter stores a call of Later that runs only after every task of after (ids) has
@@ -151,7 +185,12 @@ func LaterDurableTx(ctx context.Context, tx runtime.Execer, n int) (int64, error
 // error wrapping runtime.ErrNotPersisted means the call was not stored and will not run;
 // runtime.ErrDependency, that after named a task that does not exist or has failed already.
 func LaterDurableAfter(ctx context.Context, after []int64, n int) (int64, error) {
-	return argoSubmitAfter(ctx, argoTaskLater, "ArgoRegister", &argoArgsLater{N: n}, "", "", "", after)
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskLater,
+		Args:     &argoArgsLater{N: n},
+		After:    after,
+		Register: "ArgoRegister",
+	})
 }
 
 // argoTaskWork is the task definition of Work, from its //argo:retry directive.
@@ -194,14 +233,24 @@ func init() {
 // on the runtime's worker pool, retrying failures up to 3 times per its //argo:retry directive. An
 // error wrapping runtime.ErrNotPersisted means the call was not stored and will not run.
 func WorkDurable(ctx context.Context, n int) error {
-	return argoSubmit(ctx, argoTaskWork, "ArgoRegister", &argoArgsWork{N: n}, "", "")
+	_, err := argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskWork,
+		Args:     &argoArgsWork{N: n},
+		Register: "ArgoRegister",
+	})
+	return err
 }
 
 // WorkDurableTx stores a call of Work in tx, an *sql.Tx (or *sqlx.Tx) on the runtime's database,
 // and returns its task id: the task runs once tx commits and is gone if tx rolls back (the outbox
 // pattern).
 func WorkDurableTx(ctx context.Context, tx runtime.Execer, n int) (int64, error) {
-	return argoSubmitTx(ctx, tx, argoTaskWork, "ArgoRegister", &argoArgsWork{N: n}, "", "")
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskWork,
+		Args:     &argoArgsWork{N: n},
+		Tx:       tx,
+		Register: "ArgoRegister",
+	})
 }
 
 // WorkDurableAfter stores a call of Work that runs only after every task of after (ids) has
@@ -210,7 +259,12 @@ func WorkDurableTx(ctx context.Context, tx runtime.Execer, n int) (int64, error)
 // error wrapping runtime.ErrNotPersisted means the call was not stored and will not run;
 // runtime.ErrDependency, that after named a task that does not exist or has failed already.
 func WorkDurableAfter(ctx context.Context, after []int64, n int) (int64, error) {
-	return argoSubmitAfter(ctx, argoTaskWork, "ArgoRegister", &argoArgsWork{N: n}, "", "", "", after)
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskWork,
+		Args:     &argoArgsWork{N: n},
+		After:    after,
+		Register: "ArgoRegister",
+	})
 }
 
 // argoTaskCapped is the task definition of Capped, from its //argo:retry directive.
@@ -259,14 +313,24 @@ func init() {
 // directive. An error wrapping runtime.ErrNotPersisted means the call was not stored and will not
 // run.
 func CappedDurable(ctx context.Context, n int) error {
-	return argoSubmit(ctx, argoTaskCapped, "ArgoRegister", &argoArgsCapped{N: n}, "", "")
+	_, err := argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskCapped,
+		Args:     &argoArgsCapped{N: n},
+		Register: "ArgoRegister",
+	})
+	return err
 }
 
 // CappedDurableTx stores a call of Capped in tx, an *sql.Tx (or *sqlx.Tx) on the runtime's
 // database, and returns its task id: the task runs once tx commits and is gone if tx rolls back
 // (the outbox pattern).
 func CappedDurableTx(ctx context.Context, tx runtime.Execer, n int) (int64, error) {
-	return argoSubmitTx(ctx, tx, argoTaskCapped, "ArgoRegister", &argoArgsCapped{N: n}, "", "")
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskCapped,
+		Args:     &argoArgsCapped{N: n},
+		Tx:       tx,
+		Register: "ArgoRegister",
+	})
 }
 
 // CappedDurableAfter stores a call of Capped that runs only after every task of after (ids) has
@@ -275,7 +339,12 @@ func CappedDurableTx(ctx context.Context, tx runtime.Execer, n int) (int64, erro
 // error wrapping runtime.ErrNotPersisted means the call was not stored and will not run;
 // runtime.ErrDependency, that after named a task that does not exist or has failed already.
 func CappedDurableAfter(ctx context.Context, after []int64, n int) (int64, error) {
-	return argoSubmitAfter(ctx, argoTaskCapped, "ArgoRegister", &argoArgsCapped{N: n}, "", "", "", after)
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskCapped,
+		Args:     &argoArgsCapped{N: n},
+		After:    after,
+		Register: "ArgoRegister",
+	})
 }
 
 // argoTaskRated is the task definition of Rated, from its //argo:retry directive.
@@ -324,14 +393,24 @@ func init() {
 // it on the runtime's worker pool, retrying failures up to 3 times per its //argo:retry directive.
 // An error wrapping runtime.ErrNotPersisted means the call was not stored and will not run.
 func RatedDurable(ctx context.Context, n int) error {
-	return argoSubmit(ctx, argoTaskRated, "ArgoRegister", &argoArgsRated{N: n}, "", "")
+	_, err := argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskRated,
+		Args:     &argoArgsRated{N: n},
+		Register: "ArgoRegister",
+	})
+	return err
 }
 
 // RatedDurableTx stores a call of Rated in tx, an *sql.Tx (or *sqlx.Tx) on the runtime's database,
 // and returns its task id: the task runs once tx commits and is gone if tx rolls back (the outbox
 // pattern).
 func RatedDurableTx(ctx context.Context, tx runtime.Execer, n int) (int64, error) {
-	return argoSubmitTx(ctx, tx, argoTaskRated, "ArgoRegister", &argoArgsRated{N: n}, "", "")
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskRated,
+		Args:     &argoArgsRated{N: n},
+		Tx:       tx,
+		Register: "ArgoRegister",
+	})
 }
 
 // RatedDurableAfter stores a call of Rated that runs only after every task of after (ids) has
@@ -340,7 +419,12 @@ func RatedDurableTx(ctx context.Context, tx runtime.Execer, n int) (int64, error
 // error wrapping runtime.ErrNotPersisted means the call was not stored and will not run;
 // runtime.ErrDependency, that after named a task that does not exist or has failed already.
 func RatedDurableAfter(ctx context.Context, after []int64, n int) (int64, error) {
-	return argoSubmitAfter(ctx, argoTaskRated, "ArgoRegister", &argoArgsRated{N: n}, "", "", "", after)
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskRated,
+		Args:     &argoArgsRated{N: n},
+		After:    after,
+		Register: "ArgoRegister",
+	})
 }
 
 // argoTaskFailOnce is the task definition of FailOnce, from its //argo:retry directive.
@@ -384,14 +468,24 @@ func init() {
 // directive. An error wrapping runtime.ErrNotPersisted means the call was not stored and will not
 // run.
 func FailOnceDurable(ctx context.Context, n int) error {
-	return argoSubmit(ctx, argoTaskFailOnce, "ArgoRegister", &argoArgsFailOnce{N: n}, "", "")
+	_, err := argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskFailOnce,
+		Args:     &argoArgsFailOnce{N: n},
+		Register: "ArgoRegister",
+	})
+	return err
 }
 
 // FailOnceDurableTx stores a call of FailOnce in tx, an *sql.Tx (or *sqlx.Tx) on the runtime's
 // database, and returns its task id: the task runs once tx commits and is gone if tx rolls back
 // (the outbox pattern).
 func FailOnceDurableTx(ctx context.Context, tx runtime.Execer, n int) (int64, error) {
-	return argoSubmitTx(ctx, tx, argoTaskFailOnce, "ArgoRegister", &argoArgsFailOnce{N: n}, "", "")
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskFailOnce,
+		Args:     &argoArgsFailOnce{N: n},
+		Tx:       tx,
+		Register: "ArgoRegister",
+	})
 }
 
 // FailOnceDurableAfter stores a call of FailOnce that runs only after every task of after (ids) has
@@ -400,7 +494,12 @@ func FailOnceDurableTx(ctx context.Context, tx runtime.Execer, n int) (int64, er
 // error wrapping runtime.ErrNotPersisted means the call was not stored and will not run;
 // runtime.ErrDependency, that after named a task that does not exist or has failed already.
 func FailOnceDurableAfter(ctx context.Context, after []int64, n int) (int64, error) {
-	return argoSubmitAfter(ctx, argoTaskFailOnce, "ArgoRegister", &argoArgsFailOnce{N: n}, "", "", "", after)
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskFailOnce,
+		Args:     &argoArgsFailOnce{N: n},
+		After:    after,
+		Register: "ArgoRegister",
+	})
 }
 
 // argoTaskScheduled is the task definition of Scheduled, from its //argo:retry directive.
@@ -446,14 +545,24 @@ func init() {
 // 3 times per its //argo:retry directive. An error wrapping runtime.ErrNotPersisted means the call
 // was not stored and will not run.
 func ScheduledDurable(ctx context.Context, n int) error {
-	return argoSubmit(ctx, argoTaskScheduled, "ArgoRegister", &argoArgsScheduled{N: n}, "", "")
+	_, err := argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskScheduled,
+		Args:     &argoArgsScheduled{N: n},
+		Register: "ArgoRegister",
+	})
+	return err
 }
 
 // ScheduledDurableTx stores a call of Scheduled in tx, an *sql.Tx (or *sqlx.Tx) on the runtime's
 // database, and returns its task id: the task runs once tx commits and is gone if tx rolls back
 // (the outbox pattern).
 func ScheduledDurableTx(ctx context.Context, tx runtime.Execer, n int) (int64, error) {
-	return argoSubmitTx(ctx, tx, argoTaskScheduled, "ArgoRegister", &argoArgsScheduled{N: n}, "", "")
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskScheduled,
+		Args:     &argoArgsScheduled{N: n},
+		Tx:       tx,
+		Register: "ArgoRegister",
+	})
 }
 
 // ScheduledDurableAfter stores a call of Scheduled that runs only after every task of after (ids)
@@ -462,20 +571,17 @@ func ScheduledDurableTx(ctx context.Context, tx runtime.Execer, n int) (int64, e
 // id. An error wrapping runtime.ErrNotPersisted means the call was not stored and will not run;
 // runtime.ErrDependency, that after named a task that does not exist or has failed already.
 func ScheduledDurableAfter(ctx context.Context, after []int64, n int) (int64, error) {
-	return argoSubmitAfter(ctx, argoTaskScheduled, "ArgoRegister", &argoArgsScheduled{N: n}, "", "", "", after)
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskScheduled,
+		Args:     &argoArgsScheduled{N: n},
+		After:    after,
+		Register: "ArgoRegister",
+	})
 }
 
-// argoSubmit stores a call and runs it per its task definition.
-func argoSubmit(ctx context.Context, def *runtime.TaskDef, register string, args any, shardBy, uniqueKey string) error {
-	return runtime.SubmitJSON(ctx, argoRuntime.Load(), "benchtask."+register, def, args, shardBy, uniqueKey)
-}
-
-// argoSubmitTx stores a call in the caller's transaction.
-func argoSubmitTx(ctx context.Context, tx runtime.Execer, def *runtime.TaskDef, register string, args any, shardBy, uniqueKey string) (int64, error) {
-	return runtime.SubmitJSONTx(ctx, argoRuntime.Load(), tx, "benchtask."+register, def, args, shardBy, uniqueKey)
-}
-
-// argoSubmitAfter stores a call that runs after the tasks of after and returns its task id.
-func argoSubmitAfter(ctx context.Context, def *runtime.TaskDef, register string, args any, shardBy, uniqueKey, orderKey string, after []int64) (int64, error) {
-	return runtime.SubmitJSONAfter(ctx, argoRuntime.Load(), "benchtask."+register, def, args, shardBy, uniqueKey, orderKey, after)
+// argoSubmit stores call (runtime.GeneratedCall.Submit) through the runtime the ArgoRegister
+// functions bound.
+func argoSubmit(ctx context.Context, call runtime.GeneratedCall) (int64, error) {
+	call.Runtime, call.Register = argoRuntime.Load(), "benchtask."+call.Register
+	return call.Submit(ctx)
 }

@@ -9,9 +9,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/argo-retry/argo/runtime"
 	"sync/atomic"
 	"time"
+
+	"github.com/argo-retry/argo/runtime"
 )
 
 // argoRuntime is the runtime the wrappers of this package submit through; the ArgoRegister
@@ -33,7 +34,14 @@ func ArgoRegisterSystems(rt *runtime.Runtime, recv *Systems) error {
 		return errors.New("integration.ArgoRegisterSystems: nil receiver")
 	}
 	argoRecvSystems.Store(recv)
-	if err := rt.Register(argoTaskSystemsRequestTruck, argoTaskSystemsDepart, argoTaskSystemsLightOn, argoTaskSystemsLightOff, argoTaskSystemsPrintLabel, argoTaskSystemsReportFinished); err != nil {
+	if err := rt.Register(
+		argoTaskSystemsRequestTruck,
+		argoTaskSystemsDepart,
+		argoTaskSystemsLightOn,
+		argoTaskSystemsLightOff,
+		argoTaskSystemsPrintLabel,
+		argoTaskSystemsReportFinished,
+	); err != nil {
 		return err
 	}
 	argoRuntime.Store(rt)
@@ -43,9 +51,10 @@ func ArgoRegisterSystems(rt *runtime.Runtime, recv *Systems) error {
 // argoTaskSystemsRequestTruck is the task definition of (*Systems).RequestTruck, from its
 // //argo:retry directive.
 var argoTaskSystemsRequestTruck = &runtime.TaskDef{
-	Name:           "github.com/argo-retry/argo/examples/warehouse/integration.Systems.RequestTruck",
-	MethodName:     "(*Systems).RequestTruck",
-	Signature:      "func (*integration.Systems).RequestTruck(ctx context.Context, order integration.OrderID, dock int) error",
+	Name:       "github.com/argo-retry/argo/examples/warehouse/integration.Systems.RequestTruck",
+	MethodName: "(*Systems).RequestTruck",
+	Signature: "func (*integration.Systems).RequestTruck(ctx context.Context, order " +
+		"integration.OrderID, dock int) error",
 	ParameterTypes: "integration.OrderID,int",
 	Mode:           runtime.Immediate,
 	Thread:         runtime.Async,
@@ -99,14 +108,26 @@ func init() {
 // the runtime's worker pool, retrying failures up to 4 times per its //argo:retry directive. An
 // error wrapping runtime.ErrNotPersisted means the call was not stored and will not run.
 func (*Systems) RequestTruckDurable(ctx context.Context, order OrderID, dock int) error {
-	return argoSubmit(ctx, argoTaskSystemsRequestTruck, "ArgoRegisterSystems", &argoArgsSystemsRequestTruck{Order: order, Dock: dock}, argoKey(order), "")
+	_, err := argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskSystemsRequestTruck,
+		Args:     &argoArgsSystemsRequestTruck{Order: order, Dock: dock},
+		ShardBy:  argoKey(order),
+		Register: "ArgoRegisterSystems",
+	})
+	return err
 }
 
 // RequestTruckDurableTx stores a call of (*Systems).RequestTruck in tx, an *sql.Tx (or *sqlx.Tx) on
 // the runtime's database, and returns its task id: the task runs once tx commits and is gone if tx
 // rolls back (the outbox pattern).
 func (*Systems) RequestTruckDurableTx(ctx context.Context, tx runtime.Execer, order OrderID, dock int) (int64, error) {
-	return argoSubmitTx(ctx, tx, argoTaskSystemsRequestTruck, "ArgoRegisterSystems", &argoArgsSystemsRequestTruck{Order: order, Dock: dock}, argoKey(order), "")
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskSystemsRequestTruck,
+		Args:     &argoArgsSystemsRequestTruck{Order: order, Dock: dock},
+		ShardBy:  argoKey(order),
+		Tx:       tx,
+		Register: "ArgoRegisterSystems",
+	})
 }
 
 // RequestTruckDurableAfter stores a call of (*Systems).RequestTruck that runs only after every task
@@ -116,15 +137,22 @@ func (*Systems) RequestTruckDurableTx(ctx context.Context, tx runtime.Execer, or
 // and will not run; runtime.ErrDependency, that after named a task that does not exist or has
 // failed already.
 func (*Systems) RequestTruckDurableAfter(ctx context.Context, after []int64, order OrderID, dock int) (int64, error) {
-	return argoSubmitAfter(ctx, argoTaskSystemsRequestTruck, "ArgoRegisterSystems", &argoArgsSystemsRequestTruck{Order: order, Dock: dock}, argoKey(order), "", "", after)
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskSystemsRequestTruck,
+		Args:     &argoArgsSystemsRequestTruck{Order: order, Dock: dock},
+		ShardBy:  argoKey(order),
+		After:    after,
+		Register: "ArgoRegisterSystems",
+	})
 }
 
 // argoTaskSystemsDepart is the task definition of (*Systems).Depart, from its //argo:retry
 // directive.
 var argoTaskSystemsDepart = &runtime.TaskDef{
-	Name:           "github.com/argo-retry/argo/examples/warehouse/integration.Systems.Depart",
-	MethodName:     "(*Systems).Depart",
-	Signature:      "func (*integration.Systems).Depart(ctx context.Context, order integration.OrderID, truck string) error",
+	Name:       "github.com/argo-retry/argo/examples/warehouse/integration.Systems.Depart",
+	MethodName: "(*Systems).Depart",
+	Signature: "func (*integration.Systems).Depart(ctx context.Context, order " +
+		"integration.OrderID, truck string) error",
 	ParameterTypes: "integration.OrderID,string",
 	Mode:           runtime.Scheduled,
 	Thread:         runtime.Async,
@@ -168,14 +196,26 @@ func init() {
 // directive. An error wrapping runtime.ErrNotPersisted means the call was not stored and will not
 // run.
 func (*Systems) DepartDurable(ctx context.Context, order OrderID, truck string) error {
-	return argoSubmit(ctx, argoTaskSystemsDepart, "ArgoRegisterSystems", &argoArgsSystemsDepart{Order: order, Truck: truck}, argoKey(order), "")
+	_, err := argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskSystemsDepart,
+		Args:     &argoArgsSystemsDepart{Order: order, Truck: truck},
+		ShardBy:  argoKey(order),
+		Register: "ArgoRegisterSystems",
+	})
+	return err
 }
 
 // DepartDurableTx stores a call of (*Systems).Depart in tx, an *sql.Tx (or *sqlx.Tx) on the
 // runtime's database, and returns its task id: the task runs once tx commits and is gone if tx
 // rolls back (the outbox pattern).
 func (*Systems) DepartDurableTx(ctx context.Context, tx runtime.Execer, order OrderID, truck string) (int64, error) {
-	return argoSubmitTx(ctx, tx, argoTaskSystemsDepart, "ArgoRegisterSystems", &argoArgsSystemsDepart{Order: order, Truck: truck}, argoKey(order), "")
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskSystemsDepart,
+		Args:     &argoArgsSystemsDepart{Order: order, Truck: truck},
+		ShardBy:  argoKey(order),
+		Tx:       tx,
+		Register: "ArgoRegisterSystems",
+	})
 }
 
 // DepartDurableAfter stores a call of (*Systems).Depart that runs only after every task of after
@@ -184,15 +224,22 @@ func (*Systems) DepartDurableTx(ctx context.Context, tx runtime.Execer, order Or
 // id. An error wrapping runtime.ErrNotPersisted means the call was not stored and will not run;
 // runtime.ErrDependency, that after named a task that does not exist or has failed already.
 func (*Systems) DepartDurableAfter(ctx context.Context, after []int64, order OrderID, truck string) (int64, error) {
-	return argoSubmitAfter(ctx, argoTaskSystemsDepart, "ArgoRegisterSystems", &argoArgsSystemsDepart{Order: order, Truck: truck}, argoKey(order), "", "", after)
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskSystemsDepart,
+		Args:     &argoArgsSystemsDepart{Order: order, Truck: truck},
+		ShardBy:  argoKey(order),
+		After:    after,
+		Register: "ArgoRegisterSystems",
+	})
 }
 
 // argoTaskSystemsLightOn is the task definition of (*Systems).LightOn, from its //argo:retry
 // directive.
 var argoTaskSystemsLightOn = &runtime.TaskDef{
-	Name:           "github.com/argo-retry/argo/examples/warehouse/integration.Systems.LightOn",
-	MethodName:     "(*Systems).LightOn",
-	Signature:      "func (*integration.Systems).LightOn(ctx context.Context, slot integration.Slot, color integration.Color) error",
+	Name:       "github.com/argo-retry/argo/examples/warehouse/integration.Systems.LightOn",
+	MethodName: "(*Systems).LightOn",
+	Signature: "func (*integration.Systems).LightOn(ctx context.Context, slot integration.Slot," +
+		" color integration.Color) error",
 	ParameterTypes: "integration.Slot,integration.Color",
 	Mode:           runtime.Immediate,
 	Thread:         runtime.Sync,
@@ -259,14 +306,24 @@ func init() {
 // with the same arguments. An error wrapping runtime.ErrNotPersisted means the call was not stored
 // and will not run.
 func (*Systems) LightOnDurable(ctx context.Context, slot Slot, color Color) error {
-	return argoSubmit(ctx, argoTaskSystemsLightOn, "ArgoRegisterSystems", &argoArgsSystemsLightOn{Slot: slot, Color: color}, "", "")
+	_, err := argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskSystemsLightOn,
+		Args:     &argoArgsSystemsLightOn{Slot: slot, Color: color},
+		Register: "ArgoRegisterSystems",
+	})
+	return err
 }
 
 // LightOnDurableTx stores a call of (*Systems).LightOn in tx, an *sql.Tx (or *sqlx.Tx) on the
 // runtime's database, and returns its task id: the task runs once tx commits and is gone if tx
 // rolls back (the outbox pattern).
 func (*Systems) LightOnDurableTx(ctx context.Context, tx runtime.Execer, slot Slot, color Color) (int64, error) {
-	return argoSubmitTx(ctx, tx, argoTaskSystemsLightOn, "ArgoRegisterSystems", &argoArgsSystemsLightOn{Slot: slot, Color: color}, "", "")
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskSystemsLightOn,
+		Args:     &argoArgsSystemsLightOn{Slot: slot, Color: color},
+		Tx:       tx,
+		Register: "ArgoRegisterSystems",
+	})
 }
 
 // LightOnDurableAfter stores a call of (*Systems).LightOn that runs only after every task of after
@@ -275,7 +332,12 @@ func (*Systems) LightOnDurableTx(ctx context.Context, tx runtime.Execer, slot Sl
 // id. An error wrapping runtime.ErrNotPersisted means the call was not stored and will not run;
 // runtime.ErrDependency, that after named a task that does not exist or has failed already.
 func (*Systems) LightOnDurableAfter(ctx context.Context, after []int64, slot Slot, color Color) (int64, error) {
-	return argoSubmitAfter(ctx, argoTaskSystemsLightOn, "ArgoRegisterSystems", &argoArgsSystemsLightOn{Slot: slot, Color: color}, "", "", "", after)
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskSystemsLightOn,
+		Args:     &argoArgsSystemsLightOn{Slot: slot, Color: color},
+		After:    after,
+		Register: "ArgoRegisterSystems",
+	})
 }
 
 // argoTaskSystemsLightOff is the task definition of (*Systems).LightOff, from its //argo:retry
@@ -325,14 +387,24 @@ func init() {
 // runtime's worker pool, retrying failures up to 3 times per its //argo:retry directive. An error
 // wrapping runtime.ErrNotPersisted means the call was not stored and will not run.
 func (*Systems) LightOffDurable(ctx context.Context, slot Slot) error {
-	return argoSubmit(ctx, argoTaskSystemsLightOff, "ArgoRegisterSystems", &argoArgsSystemsLightOff{Slot: slot}, "", "")
+	_, err := argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskSystemsLightOff,
+		Args:     &argoArgsSystemsLightOff{Slot: slot},
+		Register: "ArgoRegisterSystems",
+	})
+	return err
 }
 
 // LightOffDurableTx stores a call of (*Systems).LightOff in tx, an *sql.Tx (or *sqlx.Tx) on the
 // runtime's database, and returns its task id: the task runs once tx commits and is gone if tx
 // rolls back (the outbox pattern).
 func (*Systems) LightOffDurableTx(ctx context.Context, tx runtime.Execer, slot Slot) (int64, error) {
-	return argoSubmitTx(ctx, tx, argoTaskSystemsLightOff, "ArgoRegisterSystems", &argoArgsSystemsLightOff{Slot: slot}, "", "")
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskSystemsLightOff,
+		Args:     &argoArgsSystemsLightOff{Slot: slot},
+		Tx:       tx,
+		Register: "ArgoRegisterSystems",
+	})
 }
 
 // LightOffDurableAfter stores a call of (*Systems).LightOff that runs only after every task of
@@ -342,15 +414,21 @@ func (*Systems) LightOffDurableTx(ctx context.Context, tx runtime.Execer, slot S
 // and will not run; runtime.ErrDependency, that after named a task that does not exist or has
 // failed already.
 func (*Systems) LightOffDurableAfter(ctx context.Context, after []int64, slot Slot) (int64, error) {
-	return argoSubmitAfter(ctx, argoTaskSystemsLightOff, "ArgoRegisterSystems", &argoArgsSystemsLightOff{Slot: slot}, "", "", "", after)
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:     argoTaskSystemsLightOff,
+		Args:     &argoArgsSystemsLightOff{Slot: slot},
+		After:    after,
+		Register: "ArgoRegisterSystems",
+	})
 }
 
 // argoTaskSystemsPrintLabel is the task definition of (*Systems).PrintLabel, from its //argo:retry
 // directive.
 var argoTaskSystemsPrintLabel = &runtime.TaskDef{
-	Name:           "github.com/argo-retry/argo/examples/warehouse/integration.Systems.PrintLabel",
-	MethodName:     "(*Systems).PrintLabel",
-	Signature:      "func (*integration.Systems).PrintLabel(ctx context.Context, order integration.OrderID, template string, copies *int) error",
+	Name:       "github.com/argo-retry/argo/examples/warehouse/integration.Systems.PrintLabel",
+	MethodName: "(*Systems).PrintLabel",
+	Signature: "func (*integration.Systems).PrintLabel(ctx context.Context, order " +
+		"integration.OrderID, template string, copies *int) error",
 	ParameterTypes: "integration.OrderID,string,*int",
 	Mode:           runtime.Immediate,
 	Thread:         runtime.Async,
@@ -393,14 +471,32 @@ func init() {
 // runtime's worker pool, retrying failures up to 3 times per its //argo:retry directive. An error
 // wrapping runtime.ErrNotPersisted means the call was not stored and will not run.
 func (*Systems) PrintLabelDurable(ctx context.Context, order OrderID, template string, copies *int) error {
-	return argoSubmit(ctx, argoTaskSystemsPrintLabel, "ArgoRegisterSystems", &argoArgsSystemsPrintLabel{Order: order, Template: template, Copies: copies}, "", argoKey(order))
+	_, err := argoSubmit(ctx, runtime.GeneratedCall{
+		Task:      argoTaskSystemsPrintLabel,
+		Args:      &argoArgsSystemsPrintLabel{Order: order, Template: template, Copies: copies},
+		UniqueKey: argoKey(order),
+		Register:  "ArgoRegisterSystems",
+	})
+	return err
 }
 
 // PrintLabelDurableTx stores a call of (*Systems).PrintLabel in tx, an *sql.Tx (or *sqlx.Tx) on the
 // runtime's database, and returns its task id: the task runs once tx commits and is gone if tx
 // rolls back (the outbox pattern).
-func (*Systems) PrintLabelDurableTx(ctx context.Context, tx runtime.Execer, order OrderID, template string, copies *int) (int64, error) {
-	return argoSubmitTx(ctx, tx, argoTaskSystemsPrintLabel, "ArgoRegisterSystems", &argoArgsSystemsPrintLabel{Order: order, Template: template, Copies: copies}, "", argoKey(order))
+func (*Systems) PrintLabelDurableTx(
+	ctx context.Context,
+	tx runtime.Execer,
+	order OrderID,
+	template string,
+	copies *int,
+) (int64, error) {
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:      argoTaskSystemsPrintLabel,
+		Args:      &argoArgsSystemsPrintLabel{Order: order, Template: template, Copies: copies},
+		UniqueKey: argoKey(order),
+		Tx:        tx,
+		Register:  "ArgoRegisterSystems",
+	})
 }
 
 // PrintLabelDurableAfter stores a call of (*Systems).PrintLabel that runs only after every task of
@@ -409,16 +505,29 @@ func (*Systems) PrintLabelDurableTx(ctx context.Context, tx runtime.Execer, orde
 // returning the task id. An error wrapping runtime.ErrNotPersisted means the call was not stored
 // and will not run; runtime.ErrDependency, that after named a task that does not exist or has
 // failed already.
-func (*Systems) PrintLabelDurableAfter(ctx context.Context, after []int64, order OrderID, template string, copies *int) (int64, error) {
-	return argoSubmitAfter(ctx, argoTaskSystemsPrintLabel, "ArgoRegisterSystems", &argoArgsSystemsPrintLabel{Order: order, Template: template, Copies: copies}, "", argoKey(order), "", after)
+func (*Systems) PrintLabelDurableAfter(
+	ctx context.Context,
+	after []int64,
+	order OrderID,
+	template string,
+	copies *int,
+) (int64, error) {
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:      argoTaskSystemsPrintLabel,
+		Args:      &argoArgsSystemsPrintLabel{Order: order, Template: template, Copies: copies},
+		UniqueKey: argoKey(order),
+		After:     after,
+		Register:  "ArgoRegisterSystems",
+	})
 }
 
 // argoTaskSystemsReportFinished is the task definition of (*Systems).ReportFinished, from its
 // //argo:retry directive.
 var argoTaskSystemsReportFinished = &runtime.TaskDef{
-	Name:           "github.com/argo-retry/argo/examples/warehouse/integration.Systems.ReportFinished",
-	MethodName:     "(*Systems).ReportFinished",
-	Signature:      "func (*integration.Systems).ReportFinished(ctx context.Context, order integration.OrderID, lines []integration.Line, attrs map[string]string) error",
+	Name:       "github.com/argo-retry/argo/examples/warehouse/integration.Systems.ReportFinished",
+	MethodName: "(*Systems).ReportFinished",
+	Signature: "func (*integration.Systems).ReportFinished(ctx context.Context, order " +
+		"integration.OrderID, lines []integration.Line, attrs map[string]string) error",
 	ParameterTypes: "integration.OrderID,[]integration.Line,map[string]string",
 	Mode:           runtime.Immediate,
 	Thread:         runtime.Async,
@@ -462,14 +571,34 @@ func init() {
 // it on the runtime's worker pool, retrying failures up to 6 times per its //argo:retry directive.
 // An error wrapping runtime.ErrNotPersisted means the call was not stored and will not run.
 func (*Systems) ReportFinishedDurable(ctx context.Context, order OrderID, lines []Line, attrs map[string]string) error {
-	return argoSubmit(ctx, argoTaskSystemsReportFinished, "ArgoRegisterSystems", &argoArgsSystemsReportFinished{Order: order, Lines: lines, Attrs: attrs}, argoKey(order), argoKey(order))
+	_, err := argoSubmit(ctx, runtime.GeneratedCall{
+		Task:      argoTaskSystemsReportFinished,
+		Args:      &argoArgsSystemsReportFinished{Order: order, Lines: lines, Attrs: attrs},
+		ShardBy:   argoKey(order),
+		UniqueKey: argoKey(order),
+		Register:  "ArgoRegisterSystems",
+	})
+	return err
 }
 
 // ReportFinishedDurableTx stores a call of (*Systems).ReportFinished in tx, an *sql.Tx (or
 // *sqlx.Tx) on the runtime's database, and returns its task id: the task runs once tx commits and
 // is gone if tx rolls back (the outbox pattern).
-func (*Systems) ReportFinishedDurableTx(ctx context.Context, tx runtime.Execer, order OrderID, lines []Line, attrs map[string]string) (int64, error) {
-	return argoSubmitTx(ctx, tx, argoTaskSystemsReportFinished, "ArgoRegisterSystems", &argoArgsSystemsReportFinished{Order: order, Lines: lines, Attrs: attrs}, argoKey(order), argoKey(order))
+func (*Systems) ReportFinishedDurableTx(
+	ctx context.Context,
+	tx runtime.Execer,
+	order OrderID,
+	lines []Line,
+	attrs map[string]string,
+) (int64, error) {
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:      argoTaskSystemsReportFinished,
+		Args:      &argoArgsSystemsReportFinished{Order: order, Lines: lines, Attrs: attrs},
+		ShardBy:   argoKey(order),
+		UniqueKey: argoKey(order),
+		Tx:        tx,
+		Register:  "ArgoRegisterSystems",
+	})
 }
 
 // ReportFinishedDurableAfter stores a call of (*Systems).ReportFinished that runs only after every
@@ -478,31 +607,40 @@ func (*Systems) ReportFinishedDurableTx(ctx context.Context, tx runtime.Execer, 
 // ReportFinishedDurable returning the task id. An error wrapping runtime.ErrNotPersisted means the
 // call was not stored and will not run; runtime.ErrDependency, that after named a task that does
 // not exist or has failed already.
-func (*Systems) ReportFinishedDurableAfter(ctx context.Context, after []int64, order OrderID, lines []Line, attrs map[string]string) (int64, error) {
-	return argoSubmitAfter(ctx, argoTaskSystemsReportFinished, "ArgoRegisterSystems", &argoArgsSystemsReportFinished{Order: order, Lines: lines, Attrs: attrs}, argoKey(order), argoKey(order), "", after)
+func (*Systems) ReportFinishedDurableAfter(
+	ctx context.Context,
+	after []int64,
+	order OrderID,
+	lines []Line,
+	attrs map[string]string,
+) (int64, error) {
+	return argoSubmit(ctx, runtime.GeneratedCall{
+		Task:      argoTaskSystemsReportFinished,
+		Args:      &argoArgsSystemsReportFinished{Order: order, Lines: lines, Attrs: attrs},
+		ShardBy:   argoKey(order),
+		UniqueKey: argoKey(order),
+		After:     after,
+		Register:  "ArgoRegisterSystems",
+	})
 }
 
-// argoSubmit stores a call and runs it per its task definition.
-func argoSubmit(ctx context.Context, def *runtime.TaskDef, register string, args any, shardBy, uniqueKey string) error {
-	return runtime.SubmitJSON(ctx, argoRuntime.Load(), "integration."+register, def, args, shardBy, uniqueKey)
+// argoSubmit stores call (runtime.GeneratedCall.Submit) through the runtime the ArgoRegister
+// functions bound.
+func argoSubmit(ctx context.Context, call runtime.GeneratedCall) (int64, error) {
+	call.Runtime, call.Register = argoRuntime.Load(), "integration."+call.Register
+	return call.Submit(ctx)
 }
 
-// argoSubmitTx stores a call in the caller's transaction.
-func argoSubmitTx(ctx context.Context, tx runtime.Execer, def *runtime.TaskDef, register string, args any, shardBy, uniqueKey string) (int64, error) {
-	return runtime.SubmitJSONTx(ctx, argoRuntime.Load(), tx, "integration."+register, def, args, shardBy, uniqueKey)
-}
-
-// argoSubmitAfter stores a call that runs after the tasks of after and returns its task id.
-func argoSubmitAfter(ctx context.Context, def *runtime.TaskDef, register string, args any, shardBy, uniqueKey, orderKey string, after []int64) (int64, error) {
-	return runtime.SubmitJSONAfter(ctx, argoRuntime.Load(), "integration."+register, def, args, shardBy, uniqueKey, orderKey, after)
-}
-
-// argoKey turns a shard-by, unique-by or tenant-by parameter into its key.
+// argoKey turns a shard-by, unique-by, tenant-by or order-by parameter into its key.
 func argoKey(v any) string {
 	return fmt.Sprint(v)
 }
 
 // argoUnbound is the error of a method task run before its receiver was bound.
 func argoUnbound(def *runtime.TaskDef, register string) error {
-	return fmt.Errorf("argo: task %s: no receiver is bound: call integration.%s(rt, recv) at start-up", def.Name, register)
+	return fmt.Errorf(
+		"argo: task %s: no receiver is bound: call integration.%s(rt, recv) at start-up",
+		def.Name,
+		register,
+	)
 }

@@ -36,6 +36,7 @@ const exitStopErr = 4
 
 type config struct {
 	dsn, id, hist, clockFile string
+	directDSN                string // the server without the fault proxy (big calls)
 	slot, firstOp            int
 	seed                     uint64
 	until                    time.Time
@@ -55,6 +56,7 @@ func main() {
 	flag.Int64Var(&untilMS, "submit-until", 0, "Unix ms after which no operation begins")
 	flag.StringVar(&feats, "features", "", "workload features (faultcheck.ParseFeatures)")
 	flag.StringVar(&c.hist, "hist", "", "history file (default <id>.hist)")
+	flag.StringVar(&c.directDSN, "direct-dsn", "", "the database without the fault proxy, for big calls (default -dsn)")
 	flag.StringVar(&c.clockFile, "clock-file", "", "file holding this host's clock offset (a Go duration), read at start")
 	workers := flag.Int("workers", 16, "attempts run at once")
 	lease := flag.Duration("lease", 2*time.Second, "lease duration")
@@ -78,7 +80,10 @@ func main() {
 	c.rt = runtime.Config{
 		DSN: c.dsn, InstanceID: c.id, Workers: *workers, PollInterval: *poll, LeaseDuration: *lease,
 		HeartbeatInterval: *heartbeat, InstanceTimeout: *instanceTimeout, ShutdownTimeout: 10 * time.Second,
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		// A call given back as undecodable (Args.GiveBack) waits this long
+		// before it is claimed again (default 30 s).
+		UnknownTaskDelay: 100 * time.Millisecond,
+		Logger:           slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	if err := run(c); err != nil {
 		fmt.Fprintln(os.Stderr, "faultworker:", err)
@@ -96,7 +101,8 @@ type worker struct {
 	offset atomic.Int64 // the clock step, ns
 
 	mu         sync.Mutex
-	retryAfter map[int64]int // deferrals this process answered, per task
+	retryAfter map[int64]int  // deferrals this process answered, per task
+	gaveBack   map[int64]bool // tasks whose first attempt this process gave back (Args.GiveBack)
 }
 
 func run(c config) error {
@@ -105,7 +111,7 @@ func run(c config) error {
 		return err
 	}
 	defer h.Close()
-	w := &worker{c: c, h: h, defs: faultcheck.Defs(), retryAfter: map[int64]int{}}
+	w := &worker{c: c, h: h, defs: faultcheck.Defs(), retryAfter: map[int64]int{}, gaveBack: map[int64]bool{}}
 	w.readClock()
 	// A constant offset keeps the monotonic reading, as a host whose clock is
 	// off does: argo measures the offset at Start and at every heartbeat.
@@ -183,6 +189,16 @@ func (w *worker) runner(name string) func(ctx context.Context, raw []byte) error
 		if decErr != nil {
 			end(faultcheck.OutBadArgs)
 			return runtime.Undecodable(decErr)
+		}
+		if a.GiveBack && attempt == 1 {
+			w.mu.Lock()
+			gave := w.gaveBack[tid]
+			w.gaveBack[tid] = true
+			w.mu.Unlock()
+			if !gave {
+				end(faultcheck.OutGivenBack)
+				return runtime.Undecodable(errors.New("faultcheck: this instance cannot decode the arguments yet"))
+			}
 		}
 		t := time.NewTimer(time.Duration(a.WorkMS) * time.Millisecond)
 		defer t.Stop()

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/argo-retry/argo/internal/failover"
 )
 
 // Server error numbers argo reads.
@@ -101,7 +103,9 @@ func (d *Driver) IsLastingRefusal(err error) bool {
 // OutcomeKnown reports whether a failed write certainly changed nothing:
 // the server refused it (an error packet, which means the statement, and
 // an autocommit or failed COMMIT, rolled back), no connection could be
-// opened to send it, or the driver refused a packet over the DSN's
+// opened to send it (a dial error, or a *failover.NoServerError: no listed
+// server was up and writable, or one was but is replaced), or the driver
+// refused a packet over the DSN's
 // maxAllowedPacket before sending it (ErrPktTooLarge; a statement's long
 // parameters sent before it are not executed). Everything else (network errors on an open
 // connection, driver.ErrBadConn, context errors, io errors) may have come
@@ -109,6 +113,10 @@ func (d *Driver) IsLastingRefusal(err error) bool {
 func (d *Driver) OutcomeKnown(err error) bool {
 	if _, ok := serverError(err); ok || errors.Is(err, mysql.ErrPktTooLarge) {
 		return true
+	}
+	var ns *failover.NoServerError
+	if errors.As(err, &ns) {
+		return true // no connection: nothing was sent
 	}
 	var oe *net.OpError
 	return errors.As(err, &oe) && oe.Op == "dial" // nothing was sent

@@ -71,6 +71,9 @@ func (d *Driver) finishBatchOnetrip(ctx context.Context, fs []storage.Finishing,
 			// Written only if the Fence holds, judged on the row itself (and
 			// share-locked until the UPDATE below).
 			b.WriteString("; " + InsertAttemptIfFenced)
+			if f.SkipsDependencies() {
+				b.WriteString(storage.NoDownstreamGuard)
+			}
 			args = append(append(args, storage.AttemptArgs(a)...), f.ID, f.Shard, f.From, f.Owner, f.Attempt)
 			n++
 		}
@@ -82,7 +85,9 @@ func (d *Driver) finishBatchOnetrip(ctx context.Context, fs []storage.Finishing,
 		n++
 		// The downstream tasks settle in the same transaction (each step
 		// judged on the row as it now is: harmless if the fence failed).
-		for _, step := range storage.DependencySteps(statements, f.ID, f.To, now) {
+		// None for a task read without downstream tasks: its fence then
+		// requires has_downstream = 0 too (storage/finish_downstream.go).
+		for _, step := range storage.FinishSteps(statements, f, now) {
 			b.WriteString("; " + step.Query)
 			args = append(args, step.Args...)
 			n++

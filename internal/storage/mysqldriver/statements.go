@@ -212,6 +212,7 @@ var statements = &storage.Statements{
 		{Migration: "000009_tenant_trace.up.sql", Query: "SELECT tenant, trace_parent FROM argo_task WHERE 1=0"},
 		{Migration: "000012_instance_tenants.up.sql", Query: "SELECT tenants FROM argo_instance WHERE 1=0"},
 		{Migration: "000016_deferred_attempts.up.sql", Query: "SELECT deferred_times FROM argo_task WHERE 1=0"},
+		{Migration: "000017_has_downstream.up.sql", Query: "SELECT has_downstream FROM argo_task WHERE 1=0"},
 		{Migration: "000005_operator_trail.up.sql", Query: "SELECT " + operatorActionColumns + " FROM argo_operator_action WHERE 1=0"},
 		{Migration: "000005_operator_trail.up.sql", Query: "SELECT pending_task, " + discardRequestColumns + " FROM argo_discard_request WHERE 1=0"},
 		{Migration: "000008_order_key.up.sql", Query: "SELECT order_key, order_open FROM argo_task FORCE INDEX (idx_order_open) WHERE 1=0"},
@@ -234,7 +235,7 @@ var statements = &storage.Statements{
 	OpenDiscardRequest:   "SELECT id, task_pk, requested_by, reason, requested_at FROM argo_discard_request WHERE pending_task = ? FOR UPDATE",
 	DecideDiscardRequest: "UPDATE argo_discard_request SET decision = ?, decided_by = ?, decided_at = ?, decision_reason = ?, pending_task = NULL WHERE id = ? AND pending_task IS NOT NULL AND CAST(requested_by AS BINARY) <> CAST(? AS BINARY)",
 	DiscardRequests:      "SELECT " + discardRequestColumns + " FROM argo_discard_request WHERE task_pk = ? ORDER BY id",
-	ForceFail:            "UPDATE " + byID + " SET task_status = " + dead + ", lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND task_status = " + retrying,
+	ForceFail:            "UPDATE " + byID + " SET task_status = " + dead + ", lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND task_status IN " + storage.StateSet(storage.ForceFailableStates...),
 	RunNow:               "UPDATE " + byID + " SET execute_time = ?, lease_owner = '', lease_until = 0 WHERE id = ? AND task_status IN " + runnable,
 	DeleteOperatorActions: func(n int) string {
 		return "DELETE FROM argo_operator_action WHERE task_pk IN " + inIDs(n)

@@ -14,6 +14,7 @@ func holdCases() []testCase {
 	return []testCase{
 		{"HeldStartsExactlyTheOwnersHolds", holdsStart},
 		{"HeldStartNeedsTheOwner", holdsNeedOwner},
+		{"HeldStartAlone", holdsStartAlone},
 		{"ResolveHeldStart", holdsResolveStart},
 		{"DeadHolds", holdsDead},
 	}
@@ -123,6 +124,38 @@ func holdsNeedOwner(t *testing.T, e Engine) {
 	}
 	if row := get(t, s, mine.ID); row.State != running || row.ExecuteTimes != 2 || row.LeaseUntil != 7000 || row.LeaseOwner != "me" {
 		t.Fatalf("own hold: %+v", row)
+	}
+}
+
+// A start of one hold (one autocommitted UPDATE, not a transaction)
+// reports, as a start of several does, exactly whether it started the row:
+// not a hold written with another hold time, nor one of another owner;
+// then its own, running at the next attempt.
+func holdsStartAlone(t *testing.T, e Engine) {
+	s := e.Open(t)
+	ctx := ctxFor(t)
+	a := hold(t, s, 1, 5000)
+	before := get(t, s, a.ID)
+	other := a
+	other.HoldUntil = 4999
+	for _, try := range []struct {
+		what, owner string
+		h           storage.HeldStart
+	}{{"another hold", "me", other}, {"another owner", "you", a}} {
+		started, err := s.StartHeld(ctx, try.owner, []storage.HeldStart{try.h}, 7000, 120)
+		if err != nil || !slices.Equal(started, []bool{false}) {
+			t.Fatalf("start of %s: %v, %v; want [false]", try.what, started, err)
+		}
+		if after := get(t, s, a.ID); *after != *before {
+			t.Fatalf("start of %s changed the row:\n got %+v\nwant %+v", try.what, after, before)
+		}
+	}
+	started, err := s.StartHeld(ctx, "me", []storage.HeldStart{a}, 7000, 120)
+	if err != nil || !slices.Equal(started, []bool{true}) {
+		t.Fatalf("start of the hold: %v, %v; want [true]", started, err)
+	}
+	if row := get(t, s, a.ID); row.State != running || row.ExecuteTimes != 2 || row.LeaseOwner != "me" || row.LeaseUntil != 7000 || row.GmtModified != 120 {
+		t.Fatalf("started row: %+v", row)
 	}
 }
 

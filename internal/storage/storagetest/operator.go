@@ -177,30 +177,38 @@ func operatorDiscardRecorded(t *testing.T, e Engine) {
 	}
 }
 
-// A force-fail sends a retrying task (held or not) to the dead letter,
-// unleased, and records it; other states are refused, untouched.
+// A force-fail sends a task no worker holds (pending, blocked, retrying,
+// exhausted; a held retry or held scheduled call included) to the dead
+// letter, unleased, and records it (seed 001's force_fail, from any state
+// not leased nor final). A running or falling_back task (its worker holds
+// the lease) and final states are refused, untouched.
 func operatorForceFail(t *testing.T, e Engine) {
 	s := e.Open(t)
 	ctx := ctxFor(t)
 	plain := newTask("f", retrying, 5000, 0)
 	held := leasedTask("f", retrying, 5000, 0, "inst-1", 2, 5000)
-	insert(t, s, plain, held)
+	waiting := newTask("f", pending, 5000, 0)
+	heldScheduled := leasedTask("f", pending, 5000, 0, "inst-1", 0, 5000)
+	blocked := newTask("f", storage.StateBlocked, 5000, 0)
+	spent := newTask("f", exhausted, 5000, 0)
+	spent.ExecuteTimes = 3
+	insert(t, s, plain, held, waiting, heldScheduled, blocked, spent)
 	var others []*storage.Task
-	for _, st := range []storage.State{pending, exhausted, dead, succeeded} {
+	for _, st := range []storage.State{dead, succeeded, recovered, discarded, storage.StateSkipped} {
 		others = append(others, newTask("f", st, 100, 0))
 	}
-	others = append(others, leasedTask("f", running, 100, 0, "w", 1, 9000))
+	others = append(others, leasedTask("f", running, 100, 0, "w", 1, 9000), leasedTask("f", fallingBack, 100, 0, "w", 3, 9000))
 	insert(t, s, others...)
 	if err := s.ForceFail(ctx, plain.ID, "", "alice", 200); err == nil {
 		t.Fatal("a force-fail without a reason was accepted")
 	}
-	for _, task := range []*storage.Task{plain, held} {
+	for _, task := range []*storage.Task{plain, held, waiting, heldScheduled, blocked, spent} {
 		if err := s.ForceFail(ctx, task.ID, "endpoint retired", "alice", 200); err != nil {
-			t.Fatal(err)
+			t.Fatalf("force-fail of a %s task: %v", task.State, err)
 		}
 		row := get(t, s, task.ID)
 		if row.State != dead || row.LeaseOwner != "" || row.LeaseUntil != 0 || row.GmtModified != 200 || row.ExecuteTimes != task.ExecuteTimes {
-			t.Fatalf("force-failed row: %s owner %q until %d", row.State, row.LeaseOwner, row.LeaseUntil)
+			t.Fatalf("force-failed %s row: %s owner %q until %d", task.State, row.State, row.LeaseOwner, row.LeaseUntil)
 		}
 		if got := actions(trail(t, s, task.ID)); !slices.Equal(got, []string{"force_fail by alice"}) {
 			t.Fatalf("trail %q", got)

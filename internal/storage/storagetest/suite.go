@@ -87,6 +87,7 @@ func areas() []struct {
 		{"ClaimUnknown", claimUnknownCases()},
 		{"Finish", finishCases()},
 		{"FinishDeferred", finishDeferredCases()},
+		{"FinishDownstream", finishDownstreamCases()},
 		{"Holds", holdCases()},
 		{"ScheduledHolds", scheduledHoldCases()},
 		{"Rescue", rescueCases()},
@@ -99,6 +100,7 @@ func areas() []struct {
 		{"RequeueDependencies", requeueDependencyCases()},
 		{"Operator", operatorCases()},
 		{"OperatorNames", operatorNameCases()},
+		{"TransientFail", transientFailCases()},
 		{"GroupCommit", groupCommitCases()},
 		{"Flow", flowCases()},
 		{"FlowBudgetGiveBack", flowBudgetGiveBackCases()},
@@ -213,9 +215,10 @@ func claimByID(t *testing.T, s *storage.Store, id int64, owner string, now, leas
 	return c
 }
 
-// fenceOf is the fence of a claimed task's lease.
+// fenceOf is the fence of a claimed task's lease, with the row's
+// has_downstream as claimed (as the runtime builds it).
 func fenceOf(c *storage.Task) storage.Fence {
-	return storage.Fence{ID: c.ID, Shard: c.ShardKey, Owner: c.LeaseOwner, Attempt: c.ExecuteTimes, From: c.State}
+	return storage.Fence{ID: c.ID, Shard: c.ShardKey, Owner: c.LeaseOwner, Attempt: c.ExecuteTimes, From: c.State, Downstream: c.HasDownstream}
 }
 
 // failure is the finish of claimed task c's attempt as failed with text,

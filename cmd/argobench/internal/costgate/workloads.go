@@ -52,7 +52,8 @@ var Workloads = []Workload{
 	}},
 	{Name: "after", Unit: "upstream task (claimed) + a task submitted After it while it runs", run: func(ctx context.Context, e *env) error {
 		gate := make(chan struct{})
-		e.hold.Store(&gate)
+		started := make(chan struct{}, 1)
+		e.hold.Store(&gate, started)
 		base := e.done.total()
 		// The upstream goes through the claim (RunAt a second ago: due
 		// beyond doubt on the database's clock, so not held as a scheduled
@@ -62,6 +63,15 @@ var Workloads = []Workload{
 		up, err := e.rt.Submit(ctx, runtime.Call{Task: e.defs.holding, Args: e.args(), RunAt: time.Now().Add(-time.Second)})
 		if err != nil {
 			return err
+		}
+		// The dependent is submitted once the upstream runs, claimed
+		// without downstream tasks: its finish then finds the edge added
+		// since (has_downstream, docs/dependencies.md) every time, not as
+		// the race between the claim and this submit falls.
+		select {
+		case <-started:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 		if _, err := e.rt.Submit(ctx, runtime.Call{Task: e.defs.work, Args: e.args(), After: []int64{up}}); err != nil {
 			return err
@@ -150,7 +160,11 @@ func newDefs(e *env) defs {
 		}),
 		capped: def("Capped", ok),
 		holding: def("Holding", func(ctx context.Context, _ []byte) error {
-			if g := e.hold.Load(); g != nil {
+			if g, started := e.hold.Load(); g != nil {
+				select {
+				case started <- struct{}{}:
+				default:
+				}
 				select {
 				case <-*g:
 				case <-ctx.Done():
@@ -194,13 +208,25 @@ func (e *env) deferred(id int64) bool {
 	return was
 }
 
+// holdGate is the gate the holding task waits on, and where it says that
+// it started.
 type holdGate struct {
-	mu sync.Mutex
-	g  *chan struct{}
+	mu      sync.Mutex
+	g       *chan struct{}
+	started chan struct{}
 }
 
-func (h *holdGate) Store(g *chan struct{}) { h.mu.Lock(); h.g = g; h.mu.Unlock() }
-func (h *holdGate) Load() *chan struct{}   { h.mu.Lock(); defer h.mu.Unlock(); return h.g }
+func (h *holdGate) Store(g *chan struct{}, started chan struct{}) {
+	h.mu.Lock()
+	h.g, h.started = g, started
+	h.mu.Unlock()
+}
+
+func (h *holdGate) Load() (*chan struct{}, chan struct{}) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.g, h.started
+}
 
 func (e *env) args() []byte {
 	e.n++

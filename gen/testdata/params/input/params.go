@@ -76,3 +76,15 @@ func Blank(ctx context.Context, _ int, x string) error { return nil }
 func Clash(tx int, context string, argoKey bool, p1 int, time int, json string) error {
 	return nil
 }
+
+// Locals has parameter names of the locals of the generated wrappers and
+// their submit helper.
+//
+//argo:retry
+func Locals(err string, call int, after bool) error { return nil }
+
+// Edge's FDurableAfter line is 119 columns before its " {", 121 with it:
+// its parameters go one a line.
+//
+//argo:retry
+func Edge(ctx context.Context, sxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxs string) error { return nil }
