@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/argo-retry/argo/argotype"
 	"github.com/argo-retry/argo/internal/storage"
 )
 
@@ -17,7 +18,7 @@ import (
 
 // ErrDependency matches every refused dependency (a cycle in a group, an
 // upstream task unknown, dead, discarded or skipped); nothing was written.
-var ErrDependency = storage.ErrDependency
+var ErrDependency = argotype.ErrDependency
 
 // GroupCall is one call of SubmitGroup: the Call (whose After lists
 // existing tasks it runs after) and AfterCalls, the indices in the group of

@@ -30,25 +30,25 @@ func IsUndecodable(err error) bool { return argotype.IsUndecodable(err) }
 // returns it only when that is certain (the database refused the INSERT, or
 // a write whose answer was lost was found not to have landed); see
 // ErrOutcomeUnknown for the rest.
-var ErrNotPersisted = storage.ErrNotPersisted
+var ErrNotPersisted = argotype.ErrNotPersisted
 
 func notPersisted(name string, err error) error { return storage.NotPersisted(name, err) }
 
 // ErrOutcomeUnknown wraps the error of a submit whose INSERT may or may not
 // have been committed, and that the runtime could not settle because the
-// database stayed unreachable until the caller's deadline (and at least a
-// few seconds, storage.SubmitResolveFloor, after the failure). The call may or may
-// not happen: a caller that submits again may create a second task (a
-// UniqueKey prevents that). A row this instance wrote leased for its first
-// attempt keeps being looked up in the background for a lease's duration,
-// and runs as its first attempt if it turns out to exist.
-var ErrOutcomeUnknown = storage.ErrOutcomeUnknown
+// database stayed unreachable until the caller's deadline (and at least
+// 5 s after the failure). The call may or may not happen: a caller that
+// submits again may create a second task (a UniqueKey prevents that). A row
+// this instance wrote leased for its first attempt keeps being looked up in
+// the background for a lease's duration, and runs as its first attempt if
+// it turns out to exist.
+var ErrOutcomeUnknown = argotype.ErrOutcomeUnknown
 
 func outcomeUnknown(name string, err error) error { return storage.OutcomeUnknown(name, err) }
 
 // ErrLeaseLost is returned by a fenced write whose lease was taken over
 // (the task was rescued, requeued or discarded meanwhile). The write is refused.
-var ErrLeaseLost = storage.ErrLeaseLost
+var ErrLeaseLost = argotype.ErrLeaseLost
 
 // AttemptError is what a sync wrapper returns when the attempt it ran in the
 // caller's goroutine failed. The task is persisted: WillRetry says whether the
@@ -80,12 +80,12 @@ func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v\n%s", e.Valu
 
 // ErrDuplicate is returned (with the existing task's id) by a submit whose
 // UniqueKey was already used for the same task name.
-var ErrDuplicate = storage.ErrDuplicate
+var ErrDuplicate = argotype.ErrDuplicate
 
 // ErrNotFound is returned for a task id that is not in argo_task.
-var ErrNotFound = storage.ErrNotFound
+var ErrNotFound = argotype.ErrNotFound
 
 // MaxErrorTextBytes is the most bytes argo stores of one error text
 // (argo_task.error_msg and fallback_error_msg, argo_task_attempt.error_msg):
-// 16 KiB (storage.MaxErrorTextBytes, which says why).
-const MaxErrorTextBytes = storage.MaxErrorTextBytes
+// 16 KiB (argotype.MaxErrorTextBytes says why).
+const MaxErrorTextBytes = argotype.MaxErrorTextBytes

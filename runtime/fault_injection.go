@@ -4,12 +4,13 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/argo-retry/argo/argotype"
 	"github.com/argo-retry/argo/internal/storage"
 )
 
 // ActionTransientFail is the operator trail's action of a transient-fail
 // request (Inspector.TransientFail).
-const ActionTransientFail = storage.ActionTransientFail
+const ActionTransientFail = argotype.ActionTransientFail
 
 // InjectedFailure is the error of an attempt failed by a transient-fail
 // request instead of calling the function. It is transient: the task

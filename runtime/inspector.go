@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/argo-retry/argo/argotype"
 	"github.com/argo-retry/argo/internal/storage"
 )
 
@@ -89,35 +90,31 @@ func (in *Inspector) CountByState(ctx context.Context) (map[State]int, error) {
 
 // List returns the tasks f selects, newest id first, paged by f.Limit and f.Offset.
 func (in *Inspector) List(ctx context.Context, f Filter) ([]*Task, error) {
-	f, err := in.resolveNames(ctx, f)
+	sf, err := in.resolveNames(ctx, f)
 	if err != nil {
 		return nil, err
 	}
-	return in.store.List(ctx, f)
+	return in.store.List(ctx, sf)
 }
 
 // Count returns how many tasks f selects, ignoring Limit and Offset.
 func (in *Inspector) Count(ctx context.Context, f Filter) (int, error) {
-	f, err := in.resolveNames(ctx, f)
+	sf, err := in.resolveNames(ctx, f)
 	if err != nil {
 		return 0, err
 	}
-	return in.store.Count(ctx, f)
+	return in.store.Count(ctx, sf)
 }
 
-// Filter selects tasks for List, Count, RequeueWhere and DiscardWhere
-// (storage.Filter, which documents its fields).
-type Filter = storage.Filter
-
 // NameStateCount is the number of tasks of one name in one state.
-type NameStateCount = storage.NameStateCount
+type NameStateCount = argotype.NameStateCount
 
 // DueTask is the task that has waited longest past its due time.
-type DueTask = storage.DueTask
+type DueTask = argotype.DueTask
 
 // Stats is a snapshot of the tables for operators (argoctl stats;
-// storage.Stats documents its fields).
-type Stats = storage.Stats
+// argotype.Stats documents its fields).
+type Stats = argotype.Stats
 
 // Stats counts tasks per state and per name, finds the oldest due task, and
 // computes retry and dead rates over the last window.
@@ -156,11 +153,11 @@ func restrict(f Filter, allowed []State) Filter {
 
 // ids returns the ids f selects, newest first.
 func (in *Inspector) ids(ctx context.Context, f Filter) ([]int64, error) {
-	f, err := in.resolveNames(ctx, f)
+	sf, err := in.resolveNames(ctx, f)
 	if err != nil {
 		return nil, err
 	}
-	return in.store.IDs(ctx, f)
+	return in.store.IDs(ctx, sf)
 }
 
 // RequeueWhere requeues (as Requeue does) every dead or discarded task f

@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"strings"
+
+	"github.com/argo-retry/argo/internal/storage"
 )
 
 // MatchTaskName returns the names among names that pattern selects: the
@@ -36,20 +38,21 @@ func (in *Inspector) TaskNames(ctx context.Context) ([]string, error) {
 	return in.store.TaskNames(ctx)
 }
 
-// resolveNames turns f.NameSuffix into f.Names (MatchTaskName over the
-// names in the table). A suffix that selects no name matches no task.
-func (in *Inspector) resolveNames(ctx context.Context, f Filter) (Filter, error) {
+// resolveNames turns f into the store's filter, its NameSuffix resolved
+// into Names (MatchTaskName over the names in the table). A suffix that
+// selects no name matches no task.
+func (in *Inspector) resolveNames(ctx context.Context, f Filter) (storage.Filter, error) {
+	sf := f.toStorage()
 	if f.NameSuffix == "" {
-		return f, nil
+		return sf, nil
 	}
 	names, err := in.TaskNames(ctx)
 	if err != nil {
-		return f, err
+		return sf, err
 	}
-	f.Names = MatchTaskName(names, f.NameSuffix)
-	if len(f.Names) == 0 {
-		f.Names = []string{f.NameSuffix} // no such name: match nothing
+	sf.Names = MatchTaskName(names, f.NameSuffix)
+	if len(sf.Names) == 0 {
+		sf.Names = []string{f.NameSuffix} // no such name: match nothing
 	}
-	f.NameSuffix = ""
-	return f, nil
+	return sf, nil
 }

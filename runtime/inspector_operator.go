@@ -5,48 +5,51 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/argo-retry/argo/argotype"
 	"github.com/argo-retry/argo/internal/storage"
 )
 
 // OperatorAction is one record of the operator trail: who did what to a
-// task, when and why (storage.OperatorAction).
-type OperatorAction = storage.OperatorAction
+// task, when and why (argotype.OperatorAction documents its fields).
+type OperatorAction = argotype.OperatorAction
 
-// DiscardRequest is a discard awaiting (or decided by) a second operator.
-type DiscardRequest = storage.DiscardRequest
+// DiscardRequest is a discard awaiting (or decided by) a second operator
+// (argotype.DiscardRequest documents its fields).
+type DiscardRequest = argotype.DiscardRequest
 
 // RequeueLinks are a task's links to the tasks it was requeued from and
 // into (0 for none).
-type RequeueLinks = storage.RequeueLinks
+type RequeueLinks = argotype.RequeueLinks
 
-// The actions of the operator trail (OperatorAction.Action).
+// The actions of the operator trail (OperatorAction.Action; argotype
+// documents each).
 const (
-	ActionRequeue        = storage.ActionRequeue
-	ActionDiscard        = storage.ActionDiscard
-	ActionDiscardRequest = storage.ActionDiscardRequest
-	ActionDiscardApprove = storage.ActionDiscardApprove
-	ActionDiscardReject  = storage.ActionDiscardReject
-	ActionForceFail      = storage.ActionForceFail
-	ActionRunNow         = storage.ActionRunNow
-	ActionBreakerOpen    = storage.ActionBreakerOpen
-	ActionBreakerClose   = storage.ActionBreakerClose
+	ActionRequeue        = argotype.ActionRequeue
+	ActionDiscard        = argotype.ActionDiscard
+	ActionDiscardRequest = argotype.ActionDiscardRequest
+	ActionDiscardApprove = argotype.ActionDiscardApprove
+	ActionDiscardReject  = argotype.ActionDiscardReject
+	ActionForceFail      = argotype.ActionForceFail
+	ActionRunNow         = argotype.ActionRunNow
+	ActionBreakerOpen    = argotype.ActionBreakerOpen
+	ActionBreakerClose   = argotype.ActionBreakerClose
 )
 
 // Errors of the operators' changes.
 var (
 	// ErrAlreadyRequeued: the task was requeued before; act on its new task.
-	ErrAlreadyRequeued = storage.ErrAlreadyRequeued
+	ErrAlreadyRequeued = argotype.ErrAlreadyRequeued
 	// ErrNoDiscardRequest: no discard request of the task awaits a decision.
-	ErrNoDiscardRequest = storage.ErrNoDiscardRequest
+	ErrNoDiscardRequest = argotype.ErrNoDiscardRequest
 	// ErrDiscardRequestOpen: a discard request of the task awaits a decision already.
-	ErrDiscardRequestOpen = storage.ErrDiscardRequestOpen
+	ErrDiscardRequestOpen = argotype.ErrDiscardRequestOpen
 	// ErrSameOperator: the operator who asked for a discard cannot decide it.
-	ErrSameOperator = storage.ErrSameOperator
+	ErrSameOperator = argotype.ErrSameOperator
 	// ErrNoOperator: the change needs the operator's name.
-	ErrNoOperator = storage.ErrNoOperator
+	ErrNoOperator = argotype.ErrNoOperator
 	// ErrOperatorName: the operator's name has white space before or after
 	// it, or is too long; names are compared byte for byte.
-	ErrOperatorName = storage.ErrOperatorName
+	ErrOperatorName = argotype.ErrOperatorName
 	// ErrDiscardNeedsApproval: discards need a second operator
 	// (Inspector.RequireDiscardApproval); use RequestDiscard.
 	ErrDiscardNeedsApproval = errors.New("argo: discards need a second operator's approval here: request the discard (argoctl discard-request), then another operator approves it (argoctl discard-approve)")

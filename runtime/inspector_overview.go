@@ -4,12 +4,12 @@ import (
 	"context"
 	"time"
 
-	"github.com/argo-retry/argo/internal/storage"
+	"github.com/argo-retry/argo/argotype"
 )
 
 // DefaultCountBound is the bound CountUpTo stops at when given none
 // (max <= 0): 10,000.
-const DefaultCountBound = storage.DefaultCountBound
+const DefaultCountBound = argotype.DefaultCountBound
 
 // CountUpTo counts the tasks f selects, ignoring Limit and Offset, up to
 // max (DefaultCountBound when max <= 0): n is exact when more is false; when
@@ -17,38 +17,42 @@ const DefaultCountBound = storage.DefaultCountBound
 // at most max+1 of them, so a console can show "10000+" on a table of
 // millions of rows as fast as a page of it.
 func (in *Inspector) CountUpTo(ctx context.Context, f Filter, max int) (n int, more bool, err error) {
-	f, err = in.resolveNames(ctx, f)
+	sf, err := in.resolveNames(ctx, f)
 	if err != nil {
 		return 0, false, err
 	}
-	return in.store.CountUpTo(ctx, f, max)
+	return in.store.CountUpTo(ctx, sf, max)
 }
 
-// Overview is what the console's overview page shows (storage.Overview
+// Overview is what the console's overview page shows (argotype.Overview
 // documents its fields).
-type Overview = storage.Overview
+type Overview = argotype.Overview
 
 // NameTenantStateCount is the number of tasks of one name and tenant in
 // one state.
-type NameTenantStateCount = storage.NameTenantStateCount
+type NameTenantStateCount = argotype.NameTenantStateCount
 
 // NameTenantCount is a number of tasks of one name and tenant.
-type NameTenantCount = storage.NameTenantCount
+type NameTenantCount = argotype.NameTenantCount
 
 // OutcomeBucket is what happened in one bucket of an Overview's window.
-type OutcomeBucket = storage.OutcomeBucket
+type OutcomeBucket = argotype.OutcomeBucket
 
 // LatenessBucket is how late the retries that started in one bucket of an
 // Overview's window started.
-type LatenessBucket = storage.LatenessBucket
+type LatenessBucket = argotype.LatenessBucket
 
 // InstanceInfo is one runtime instance as argo_instance records it, with
 // its held retries and shards.
-type InstanceInfo = storage.InstanceInfo
+type InstanceInfo = argotype.InstanceInfo
 
 // MaxOverviewBuckets caps the buckets of an Overview: a narrower bucket is
-// widened to (now - since) / MaxOverviewBuckets.
-const MaxOverviewBuckets = storage.MaxOverviewBuckets
+// widened to (now - since) / MaxOverviewBuckets (288).
+const MaxOverviewBuckets = argotype.MaxOverviewBuckets
+
+// MaxLatenessSamples caps the retries whose lateness an Overview reads, per
+// kind of retry (failed again, succeeded): the latest 10,000 of the window.
+const MaxLatenessSamples = argotype.MaxLatenessSamples
 
 // Config's defaults, for an Inspector from NewInspector: InstanceTimeout
 // (3 × HeartbeatInterval's 2 s) and Shards.
@@ -62,7 +66,7 @@ const (
 // counts per name, tenant and state, outcomes and retry lateness per
 // bucket, dead-letter growth, the instances with their shards and held
 // retries, and the task names with due tasks no live instance can run.
-// Every read is bounded (storage.Overview), so it stays fast on a table of
+// Every read is bounded (argotype.Overview says how), so it stays fast on a table of
 // millions of rows.
 //
 // An instance is live when it heartbeated within the runtime's

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/argo-retry/argo/argotype"
 	"github.com/argo-retry/argo/internal/storage"
 )
 
@@ -107,6 +108,6 @@ func (e *FinishedError) Is(target error) bool { return target == ErrTransitionIn
 // in the histories of the tasks requeued then. A requeue now writes a new
 // task and a record of the operator trail (ActionRequeue).
 const (
-	AttemptKindRequeue = storage.AttemptKindRequeue
-	OutcomeRequeued    = storage.OutcomeRequeued
+	AttemptKindRequeue = argotype.AttemptKindRequeue
+	OutcomeRequeued    = argotype.OutcomeRequeued
 )

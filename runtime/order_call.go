@@ -3,7 +3,7 @@ package runtime
 import (
 	"errors"
 
-	"github.com/argo-retry/argo/internal/storage"
+	"github.com/argo-retry/argo/argotype"
 )
 
 // Ordered keys (Call.OrderKey; docs/semantics.md, "Ordered keys").
@@ -20,7 +20,7 @@ import (
 
 // MaxOrderKeyBytes is the longest Call.OrderKey (the width of
 // argo_task.order_key).
-const MaxOrderKeyBytes = storage.MaxOrderKeyBytes
+const MaxOrderKeyBytes = argotype.MaxOrderKeyBytes
 
 // errOrderedFlow refuses a keyed call of a task under flow control: the
 // flow group's gated claim does not apply the order gate.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/argo-retry/argo/argotype"
 	"github.com/argo-retry/argo/internal/failover"
 	"github.com/argo-retry/argo/internal/storage"
 	"github.com/argo-retry/argo/internal/storage/mysqldriver"
@@ -136,8 +137,9 @@ func newStore(db *sql.DB, dialect string) *storage.Store {
 	})
 }
 
-// SchemaError says the argo tables are missing or out of date, and what to apply.
-type SchemaError = storage.SchemaError
+// SchemaError says the argo tables are missing or out of date, and what to
+// apply (argotype.SchemaError documents its fields).
+type SchemaError = argotype.SchemaError
 
 // Migrate applies the embedded migrations of the dialect that are not yet
 // recorded in argo_schema_migrations, and returns the files it recorded
@@ -149,8 +151,9 @@ func Migrate(ctx context.Context, db *sql.DB, dialect string) ([]string, error) 
 	return storage.Migrate(ctx, db, dialect)
 }
 
-// MigrationStep is one file Migrate recorded in argo_schema_migrations.
-type MigrationStep = storage.MigrationStep
+// MigrationStep is one file Migrate recorded in argo_schema_migrations
+// (argotype.MigrationStep documents its fields).
+type MigrationStep = argotype.MigrationStep
 
 // MigrateSteps is Migrate, saying for each file whether it was applied by
 // hand before (see MigrationStep).

@@ -165,7 +165,10 @@ func (b *bencher) console(ctx context.Context) error {
 		r := b.rep.add(&Row{Workload: w, Metric: fmt.Sprintf("list page, %s: p95", p.label), Unit: UnitDuration, Argo: newStat(totals[i].p95), Target: "≤200ms",
 			Note: fmt.Sprintf("List p95 %s, count p95 %s", UnitDuration.format(newStat(lists[i].p95).Median), UnitDuration.format(newStat(counts[i].p95).Median))})
 		r.Met = metIf(r.Argo.Median <= 0.2)
-		f := p.f
+		f, err := storageFilter(p.f)
+		if err != nil {
+			return err
+		}
 		f.Limit = 50
 		q, args, err := st.ListQuery(ctx, f)
 		if err != nil {

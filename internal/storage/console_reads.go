@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/argo-retry/argo/argotype"
 )
 
 // consoleWhere appends the console's criteria of f (BeforeID, NameContains,
@@ -84,7 +86,7 @@ func containsPattern(text string) string {
 
 // DefaultCountBound is the bound a console count stops at when the caller
 // gives none (CountUpTo with max <= 0): the list page shows "10000+".
-const DefaultCountBound = 10000
+const DefaultCountBound = argotype.DefaultCountBound
 
 // CountUpTo counts the tasks f selects, ignoring Limit and Offset, but
 // stops at max (DefaultCountBound when max <= 0): n is the exact count when

@@ -2,10 +2,11 @@ package storage
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/argo-retry/argo/argotype"
 )
 
 // Dependencies between tasks (migration 000007, docs/dependencies.md).
@@ -81,7 +82,7 @@ func (s *Store) settleDownstream(ctx context.Context, tx Execer, id int64, to St
 
 // ErrDependency wraps every refusal of a submit's dependencies (unknown or
 // failed upstream task, a cycle, an index out of range).
-var ErrDependency = errors.New("argo: dependency refused")
+var ErrDependency = argotype.ErrDependency
 
 // DependentTask is one task of a dependent submit: the row, the existing
 // tasks it runs after (ids), and the tasks of the same submit it runs after

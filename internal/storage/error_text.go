@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/argo-retry/argo/argotype"
 )
 
 // MaxErrorTextBytes is the most bytes argo stores of one error text
@@ -14,7 +16,7 @@ import (
 // every supported database and keeps a task row small, while holding an
 // error message and a Go panic stack of ordinary depth. Longer texts are cut
 // with a marker (see SanitizeErrorText).
-const MaxErrorTextBytes = 16 << 10
+const MaxErrorTextBytes = argotype.MaxErrorTextBytes
 
 // panicMessageBytes is the share of MaxErrorTextBytes kept of a panic's
 // message when the message and its stack do not both fit: the stack (which

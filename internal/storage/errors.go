@@ -1,27 +1,28 @@
 package storage
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/argo-retry/argo/argotype"
 )
 
 // ErrDuplicate is returned (with the existing task's id) by a submit whose
 // UniqueKey was already used for the same task name.
-var ErrDuplicate = errors.New("argo: a task with this name and unique key already exists")
+var ErrDuplicate = argotype.ErrDuplicate
 
 // ErrNotFound is returned for a task id that is not in argo_task.
-var ErrNotFound = errors.New("argo: no such task")
+var ErrNotFound = argotype.ErrNotFound
 
 // ErrLeaseLost is returned by a fenced write whose lease was taken over
 // (the task was rescued, requeued or discarded meanwhile). The write is refused.
-var ErrLeaseLost = errors.New("argo: lease lost: the task was rescued or changed by another worker; this write is refused")
+var ErrLeaseLost = argotype.ErrLeaseLost
 
 // ErrNotPersisted wraps every error of a submit whose row was not written:
 // the call did not happen and will not happen; the caller decides. A submit
 // returns it only when that is certain (the database refused the INSERT, or
 // a write whose answer was lost was found not to have landed); see
 // ErrOutcomeUnknown for the rest.
-var ErrNotPersisted = errors.New("argo: call not persisted")
+var ErrNotPersisted = argotype.ErrNotPersisted
 
 // NotPersisted wraps err of the submit of task name in ErrNotPersisted.
 func NotPersisted(name string, err error) error {
@@ -36,7 +37,7 @@ func NotPersisted(name string, err error) error {
 // prevents that). A row an instance wrote leased for its first attempt
 // keeps being looked up in the background for a lease's duration, and runs
 // as its first attempt if it turns out to exist.
-var ErrOutcomeUnknown = errors.New("argo: outcome unknown: the call may or may not have been persisted")
+var ErrOutcomeUnknown = argotype.ErrOutcomeUnknown
 
 // OutcomeUnknown wraps err of the submit of task name in ErrOutcomeUnknown.
 func OutcomeUnknown(name string, err error) error {

@@ -6,16 +6,19 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/argo-retry/argo/argotype"
 )
 
-// Filter selects tasks for List, Count, RequeueWhere and DiscardWhere.
+// Filter selects tasks for List, Count, CountUpTo and IDs: runtime.Filter
+// (which documents the fields) as the Inspector hands it over, its
+// NameSuffix resolved into Names.
 // Criteria combine with AND; a zero field is no criterion. Limit and Offset
 // page the result and are not criteria: a Filter with only them matches
 // every task (see Empty).
 type Filter struct {
 	States        []State   // task_status IN States
 	Name          string    // task_id (the task name), exactly
-	NameSuffix    string    // the name or its end after '/' or '.' (MatchTaskName)
 	Names         []string  // task_id IN Names
 	Shard         *int      // shard_key
 	Since, Until  time.Time // Since <= gmt_modified < Until (last state change)
@@ -41,7 +44,7 @@ type Filter struct {
 // Empty reports whether f has no criteria, so that it would match every
 // task. argoctl refuses to change rows by an empty filter without --all.
 func (f Filter) Empty() bool {
-	return len(f.States) == 0 && f.Name == "" && f.NameSuffix == "" && len(f.Names) == 0 && f.Shard == nil && f.Since.IsZero() && f.Until.IsZero() && f.ErrorContains == "" && len(f.IDs) == 0 && !f.NotRequeued && f.Tenant == "" &&
+	return len(f.States) == 0 && f.Name == "" && len(f.Names) == 0 && f.Shard == nil && f.Since.IsZero() && f.Until.IsZero() && f.ErrorContains == "" && len(f.IDs) == 0 && !f.NotRequeued && f.Tenant == "" &&
 		f.BeforeID == 0 && f.NameContains == "" && f.UniqueKey == ""
 }
 
@@ -117,46 +120,12 @@ func (f Filter) paging() (string, []any) {
 	return " ORDER BY id DESC LIMIT ? OFFSET ?", []any{limit, offset}
 }
 
-// NameStateCount is the number of tasks of one name in one state.
-type NameStateCount struct {
-	Name  string `db:"task_id"`
-	State State  `db:"task_status"`
-	N     int    `db:"n"`
-}
-
-// DueTask is the task that has waited longest past its due time.
-type DueTask struct {
-	ID    int64
-	Name  string
-	State State
-	Due   time.Time
-	Lag   time.Duration // now - Due
-}
-
-// Stats is a snapshot of the tables for operators (argoctl stats).
-type Stats struct {
-	At      time.Time        // when it was taken (the Inspector's clock)
-	Window  time.Duration    // the window of the rates
-	Total   int              // tasks in argo_task
-	ByState map[State]int    // tasks per state (states with none are absent)
-	ByName  []NameStateCount // tasks per name and state, by name then state
-	// OldestDue is the pending or retrying task due longest ago (nil when
-	// none is due): a large Lag means workers are not keeping up, or none runs.
-	OldestDue *DueTask
-
-	// Over the window: attempts (kind "attempt", fallbacks excluded) that
-	// finished, how many of them did not succeed, and their ratio (0 with no
-	// attempts). Succeeded attempts are counted from the task rows, so those
-	// of tasks purged by retention are not.
-	Attempts, FailedAttempts int
-	RetryRate                float64
-	// Over the window, from argo_task: tasks that reached a final state
-	// (succeeded, recovered or dead) and stay there, those dead, and the
-	// ratio (0 with none finished). Rows already purged by retention or
-	// requeued are not counted.
-	Finished, Dead int
-	DeadRate       float64
-}
+// The Inspector's Stats and its parts (see argotype).
+type (
+	NameStateCount = argotype.NameStateCount
+	DueTask        = argotype.DueTask
+	Stats          = argotype.Stats
+)
 
 // CountByState returns how many tasks are in each state.
 func (s *Store) CountByState(ctx context.Context) (map[State]int, error) {
@@ -175,7 +144,7 @@ func (s *Store) CountByState(ctx context.Context) (map[State]int, error) {
 }
 
 // List returns the tasks f selects, newest id first, paged by f.Limit and
-// f.Offset. f.NameSuffix is no criterion here: resolve it into f.Names first.
+// f.Offset.
 func (s *Store) List(ctx context.Context, f Filter) ([]*Task, error) {
 	f, err := s.narrow(ctx, f)
 	if err != nil {

@@ -27,16 +27,6 @@ func Migrate(ctx context.Context, db *sql.DB, dialect string) ([]string, error) 
 	return files, err
 }
 
-// MigrationStep is one file Migrate recorded in argo_schema_migrations.
-type MigrationStep struct {
-	File string // e.g. "mysql/000002_attempt_on_task.up.sql"
-	// AlreadyPresent: every table and column the file creates was there
-	// before this call, without a record: the file was applied by hand (or,
-	// as SQLite's 000004, adds nothing to the files before it). Its
-	// statements, all idempotent, ran again, and it is now recorded.
-	AlreadyPresent bool
-}
-
 // MigrateSteps is Migrate, saying for each file whether it was applied by
 // hand before (see MigrationStep). The migrations of a dialect are the
 // files sql/<dialect>/*.up.sql, applied in name order.

@@ -13,17 +13,17 @@ import (
 	"github.com/argo-retry/argo/argotype"
 )
 
-// The actions of the operator trail (argo_operator_action.action).
+// The actions of the operator trail (see argotype).
 const (
-	ActionRequeue        = "requeue"         // other_task: the new task
-	ActionDiscard        = "discard"         // a discard without review
-	ActionDiscardRequest = "discard_request" // a discard awaiting a second operator
-	ActionDiscardApprove = "discard_approve" // the second operator approved: the task was discarded
-	ActionDiscardReject  = "discard_reject"  // the second operator rejected: the task is untouched
-	ActionForceFail      = "force_fail"      // a task no worker holds sent to the dead letter
-	ActionRunNow         = "run_now"         // a waiting task made due now
-	ActionBreakerOpen    = "breaker_open"    // a flow group's breaker opened by hand (task_pk 0, Group)
-	ActionBreakerClose   = "breaker_close"   // a flow group's breaker closed by hand (task_pk 0, Group)
+	ActionRequeue        = argotype.ActionRequeue
+	ActionDiscard        = argotype.ActionDiscard
+	ActionDiscardRequest = argotype.ActionDiscardRequest
+	ActionDiscardApprove = argotype.ActionDiscardApprove
+	ActionDiscardReject  = argotype.ActionDiscardReject
+	ActionForceFail      = argotype.ActionForceFail
+	ActionRunNow         = argotype.ActionRunNow
+	ActionBreakerOpen    = argotype.ActionBreakerOpen
+	ActionBreakerClose   = argotype.ActionBreakerClose
 )
 
 // The decisions of a discard request (argo_discard_request.decision).
@@ -32,50 +32,27 @@ const (
 	DecisionRejected = "rejected"
 )
 
-// OperatorAction is one record of the operator trail: who did what to a
-// task, when and why.
-type OperatorAction struct {
-	ID        int64         `db:"id" json:"id"`
-	TaskPK    int64         `db:"task_pk" json:"task_pk"`
-	Action    string        `db:"action" json:"action"`
-	Operator  string        `db:"operator" json:"operator"`
-	Reason    string        `db:"reason" json:"reason"`
-	At        Millis        `db:"at" json:"at"`
-	OtherTask sql.NullInt64 `db:"other_task" json:"-"`
-	// Group is the flow group of a breaker action (task_pk 0); "" for a
-	// task's action.
-	Group string `db:"flow_group" json:"flow_group,omitempty"`
-}
-
-// DiscardRequest is a discard asked for by one operator, open until a
-// different operator approves or rejects it (Decision "" while open).
-type DiscardRequest struct {
-	ID             int64  `db:"id" json:"id"`
-	TaskPK         int64  `db:"task_pk" json:"task_pk"`
-	RequestedBy    string `db:"requested_by" json:"requested_by"`
-	Reason         string `db:"reason" json:"reason"`
-	RequestedAt    Millis `db:"requested_at" json:"requested_at"`
-	Decision       string `db:"decision" json:"decision"`
-	DecidedBy      string `db:"decided_by" json:"decided_by"`
-	DecidedAt      Millis `db:"decided_at" json:"decided_at"`
-	DecisionReason string `db:"decision_reason" json:"decision_reason"`
-}
+// The records of the operator trail and of discard requests (see argotype).
+type (
+	OperatorAction = argotype.OperatorAction
+	DiscardRequest = argotype.DiscardRequest
+)
 
 // ErrNoDiscardRequest is returned when approving or rejecting the discard
 // of a task that has no open request.
-var ErrNoDiscardRequest = errors.New("argo: no discard request awaits a decision for this task")
+var ErrNoDiscardRequest = argotype.ErrNoDiscardRequest
 
 // ErrDiscardRequestOpen is returned when asking again for the discard of a
 // task whose discard awaits a decision already.
-var ErrDiscardRequestOpen = errors.New("argo: a discard request for this task awaits a decision already")
+var ErrDiscardRequestOpen = argotype.ErrDiscardRequestOpen
 
 // ErrSameOperator is returned when the operator who asked for a discard
 // tries to approve or reject it: a second operator must.
-var ErrSameOperator = errors.New("argo: a discard request must be decided by another operator than the one who made it")
+var ErrSameOperator = argotype.ErrSameOperator
 
 // ErrNoOperator is returned by an operator action that needs to know who
 // made it and was given no name.
-var ErrNoOperator = errors.New("argo: the operator's name is required (argoctl -operator NAME, or the OS user)")
+var ErrNoOperator = argotype.ErrNoOperator
 
 // insertAction writes one record of the operator trail through ex.
 func (s *Store) insertAction(ctx context.Context, ex Execer, a OperatorAction) error {

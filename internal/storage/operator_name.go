@@ -1,17 +1,18 @@
 package storage
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/argo-retry/argo/argotype"
 )
 
 // ErrOperatorName is returned for an operator name argo would not store
 // and compare as given: one with white space before or after it, or one
 // longer than the trail keeps.
-var ErrOperatorName = errors.New("argo: unusable operator name")
+var ErrOperatorName = argotype.ErrOperatorName
 
 // checkOperatorName refuses a name no operator action may record: empty
 // (ErrNoOperator), with white space at either end, not valid UTF-8, or

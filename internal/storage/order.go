@@ -65,4 +65,4 @@ var OrderStartedStates = []State{StateRunning, StateRetrying, StateExhausted, St
 
 // MaxOrderKeyBytes is the longest order key (the width of
 // argo_task.order_key).
-const MaxOrderKeyBytes = 255
+const MaxOrderKeyBytes = argotype.MaxOrderKeyBytes

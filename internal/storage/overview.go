@@ -13,14 +13,11 @@ import (
 	"github.com/argo-retry/argo/argotype"
 )
 
-// MaxOverviewBuckets caps the buckets of an Overview: a bucket narrower
-// than the window divided by it is widened to that.
-const MaxOverviewBuckets = 288
-
-// MaxLatenessSamples caps the retries whose lateness an Overview reads, per
-// kind of retry (those that failed again, those that succeeded): the most
-// recent ones in the window.
-const MaxLatenessSamples = 10000
+// The caps of an Overview (see argotype).
+const (
+	MaxOverviewBuckets = argotype.MaxOverviewBuckets
+	MaxLatenessSamples = argotype.MaxLatenessSamples
+)
 
 // maxUnrunnableChecks caps the names an Overview checks for due tasks that
 // no live instance can run (one short indexed read each).
@@ -41,94 +38,15 @@ func unpurgedStates() []State {
 	return out
 }
 
-// Overview is what the console's overview page shows, read in bounded work
-// (Store.Overview): every statement is a range of an index over the window,
-// over the unfinished and dead tasks, or over the live holds, never a scan of
-// the whole table.
-type Overview struct {
-	At     time.Time     // when it was taken
-	Since  time.Time     // start of the window
-	Bucket time.Duration // width of each bucket, widened to at most MaxOverviewBuckets buckets
-	// Counts is the number of tasks per name, tenant and state, by name,
-	// tenant, then state. States that only grow until retention purges them
-	// (succeeded, recovered, discarded, skipped: PurgeableStates) count the
-	// tasks that reached them within the window; every other state (the
-	// work in progress and the dead letters) counts all its tasks.
-	Counts []NameTenantStateCount
-	// Buckets is the outcomes over the window, oldest first, one per
-	// bucket from Since (the last one may end after At).
-	Buckets []OutcomeBucket
-	// Lateness is how late retries started against their due time, per
-	// bucket, oldest first, aligned with Buckets.
-	Lateness []LatenessBucket
-	// DeadGrowth is the tasks per name and tenant that became dead within
-	// the window and are dead still, by name then tenant (none: absent).
-	DeadGrowth []NameTenantCount
-	// Instances is every row of argo_instance, by id.
-	Instances []InstanceInfo
-	// UnrunnableNames are the task names with tasks due now (pending,
-	// retrying or exhausted) that no live instance has a handler for,
-	// sorted: nothing will run them until an instance that knows the name
-	// starts.
-	UnrunnableNames []string
-}
-
-// NameTenantStateCount is the number of tasks of one name and tenant in
-// one state.
-type NameTenantStateCount struct {
-	Name   string `db:"task_id"`
-	Tenant string `db:"tenant"`
-	State  State  `db:"task_status"`
-	N      int    `db:"n"`
-}
-
-// NameTenantCount is a number of tasks of one name and tenant.
-type NameTenantCount struct {
-	Name   string `db:"task_id"`
-	Tenant string `db:"tenant"`
-	N      int    `db:"n"`
-}
-
-// OutcomeBucket is what happened in one bucket of an Overview's window.
-type OutcomeBucket struct {
-	Start time.Time
-	// Succeeded and Recovered are the tasks that reached that state in the
-	// bucket and stay there; Dead those that became dead in it.
-	Succeeded, Recovered, Dead int
-	// FailedAttempts is the attempts (fallbacks excluded) that ended in the
-	// bucket without success.
-	FailedAttempts int
-	// Retried is the retries (attempts numbered 2 or more) that ended in
-	// the bucket, failed or succeeded (the succeeded ones among the latest
-	// MaxLatenessSamples of the window).
-	Retried int
-}
-
-// LatenessBucket is how late the retries that started in one bucket
-// started: the start of a retry minus its due time (the end of the attempt
-// before it plus the backoff chosen then); a retry started early (run now
-// by an operator) counts as 0.
-type LatenessBucket struct {
-	Start    time.Time
-	Retries  int           // retries sampled in the bucket (0: P50 and P95 are 0)
-	P50, P95 time.Duration // percentiles of their lateness
-}
-
-// InstanceInfo is one runtime instance as argo_instance records it.
-type InstanceInfo struct {
-	ID        string
-	StartedAt time.Time
-	Heartbeat time.Time // its last heartbeat
-	Live      bool      // heartbeated at the live cutoff or later
-	Names     []string  // task names it has handlers for
-	// HeldRetries is the retries (and scheduled calls) it holds in memory
-	// to start at their due time; another instance takes them once the
-	// hold runs out.
-	HeldRetries int
-	// Shards is the shards it owns (the runtime fills it in; nil for an
-	// instance that is not live or runs no task).
-	Shards []int
-}
+// The console's overview and its parts (see argotype).
+type (
+	Overview             = argotype.Overview
+	NameTenantStateCount = argotype.NameTenantStateCount
+	NameTenantCount      = argotype.NameTenantCount
+	OutcomeBucket        = argotype.OutcomeBucket
+	LatenessBucket       = argotype.LatenessBucket
+	InstanceInfo         = argotype.InstanceInfo
+)
 
 // Overview reads the console's overview at now over the window [since,
 // now), in buckets of bucket (widened to at most MaxOverviewBuckets);
@@ -246,7 +164,7 @@ func (s *Store) Overview(ctx context.Context, now, since time.Time, bucket time.
 			b.Retried++
 		}
 	}
-	ov.setLateness(append(failedAgain, succeededRetries...), sinceMs, bucketMs)
+	setLateness(ov, append(failedAgain, succeededRetries...), sinceMs, bucketMs)
 	if err := s.overviewUnrunnable(ctx, ov, now); err != nil {
 		return nil, fmt.Errorf("argo: overview: task names no instance runs: %w", err)
 	}
@@ -263,7 +181,7 @@ type latenessSample struct {
 
 // setLateness puts the samples into ov.Lateness by the bucket they started
 // in, and computes each bucket's percentiles.
-func (ov *Overview) setLateness(samples []latenessSample, sinceMs, bucketMs Millis) {
+func setLateness(ov *Overview, samples []latenessSample, sinceMs, bucketMs Millis) {
 	per := make([][]time.Duration, len(ov.Lateness))
 	for _, sm := range samples {
 		b := int64(sm.Started-sinceMs) / int64(bucketMs)

@@ -17,8 +17,8 @@ import (
 // pending). Such rows stay in the histories they are in; a requeue now
 // writes a new task and a record of the operator trail (ActionRequeue).
 const (
-	AttemptKindRequeue = "requeue"
-	OutcomeRequeued    = "requeued"
+	AttemptKindRequeue = argotype.AttemptKindRequeue
+	OutcomeRequeued    = argotype.OutcomeRequeued
 )
 
 // maxWorkerRunes is the width of argo_task_attempt.worker and of the
@@ -27,17 +27,15 @@ const maxWorkerRunes = 128
 
 // ErrAlreadyRequeued is returned for a task that was requeued before: its
 // row stays as it was, and the task it was requeued into is the one to act on.
-var ErrAlreadyRequeued = errors.New("argo: requeued already")
+var ErrAlreadyRequeued = argotype.ErrAlreadyRequeued
 
 // errRequeueRaced rolls back a requeue whose task changed between the read
 // and the update.
 var errRequeueRaced = errors.New("argo: requeue raced")
 
 // RequeueLinks are the links of a task row to the tasks it was requeued
-// from and into (0 for none).
-type RequeueLinks struct {
-	From, To int64
-}
+// from and into (see argotype).
+type RequeueLinks = argotype.RequeueLinks
 
 // Links reads the requeue links of task id.
 func (s *Store) Links(ctx context.Context, id int64) (RequeueLinks, error) {

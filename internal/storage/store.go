@@ -16,7 +16,6 @@ package storage
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"log/slog"
 	"sync"
 
@@ -215,19 +214,6 @@ func (s *Store) CheckSchema(ctx context.Context) error {
 	}
 	return nil
 }
-
-// SchemaError says the argo tables are missing or out of date, and what to apply.
-type SchemaError struct {
-	Dialect   string
-	Migration string // the first file of sql/<Dialect>/ not applied, e.g. "000002_attempt_on_task.up.sql"
-	Err       error
-}
-
-func (e *SchemaError) Error() string {
-	return fmt.Sprintf("argo: the argo tables are missing or out of date in this database (%v): apply sql/%s/%s and the files after it (DBAs), run `argoctl migrate -dsn ...`, or set Config.AutoMigrate", e.Err, e.Dialect, e.Migration)
-}
-
-func (e *SchemaError) Unwrap() error { return e.Err }
 
 // GrantError says which grant the runtime lacked at start, and the GRANT it
 // needs (not a SchemaError: the tables may well be there); any other error

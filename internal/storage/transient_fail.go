@@ -8,13 +8,15 @@ import (
 	"slices"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/argo-retry/argo/argotype"
 )
 
 // ActionTransientFail is the operator trail's record of a transient-fail
 // request (seed 001's run?transient_fail=true): the task's next attempt
 // fails as transient without calling its function, on an instance started
 // with fault injection enabled (runtime.Config.FaultInjection).
-const ActionTransientFail = "transient_fail"
+const ActionTransientFail = argotype.ActionTransientFail
 
 // InjectedFailurePrefix starts the error text of every attempt failed by a
 // transient-fail request; an attempt with it in the history consumed one

@@ -16,6 +16,14 @@ type (
 	Millis  = argotype.Millis
 )
 
+// SchemaError says the argo tables are missing or out of date, and what to
+// apply (see argotype).
+type SchemaError = argotype.SchemaError
+
+// MigrationStep is one file Migrate recorded in argo_schema_migrations
+// (see argotype).
+type MigrationStep = argotype.MigrationStep
+
 // The task states (see argotype.State).
 const (
 	StatePending     = argotype.StatePending
