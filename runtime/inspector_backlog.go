@@ -15,6 +15,9 @@ type Backlog = argotype.Backlog
 // BacklogLine is the backlog of one task name, tenant or flow group.
 type BacklogLine = argotype.BacklogLine
 
+// BacklogOther names the line that sums the names beyond the top N.
+const BacklogOther = argotype.BacklogOther
+
 // DefaultBacklogTop is how many task names, tenants and flow groups
 // Backlog lists before it sums the rest in one BacklogOther line.
 const DefaultBacklogTop = 20
