@@ -20,6 +20,12 @@
 // from one instance only. When that read fails or times out, the scrape
 // still succeeds: argo_inspector_up is 0 and argo_inspector_errors_total
 // grows.
+//
+// With Options.Backlog, the argo_backlog_* gauges (tasks due now, the age of
+// the oldest due task and held retries per task name, tenant and flow
+// group, bounded to the top Options.BacklogTop and "(other)") are read at
+// scrape time too, at most once per Options.BacklogInterval; they are a
+// signal to scale workers on (docs/backlog.md).
 package metrics
 
 import (
