@@ -19,7 +19,7 @@ import (
 )
 
 // TestBacklogGauges: with Options.Backlog, an HTTP scrape of the registry
-// (as Prometheus does it) shows the tasks due per task name, tenant and
+// (by testutil, then by a real Prometheus server) shows the tasks due per task name, tenant and
 // flow group, the top BacklogTop of each and "(other)" for the rest, the
 // age of the oldest due task and the held retries; scrapes within
 // BacklogInterval read the database once.
@@ -144,6 +144,18 @@ argo_backlog_up 1
 			}
 			if reads := gauges(families, "argo_backlog_reads_total", "")[""]; reads != 1 {
 				t.Fatalf("argo_backlog_reads_total = %v after two scrapes within BacklogInterval; want 1 read", reads)
+			}
+			// A real Prometheus scrapes the same endpoint, and the KEDA
+			// example's queries (docs/backlog.md) give the payments group's
+			// figures.
+			queries := docQueries(t)
+			prom := prometheusServer(t, strings.TrimPrefix(srv.URL, "http://"))
+			if got := promQuery(t, prom, queries[0]); got != 4 {
+				t.Fatalf("%s = %v in Prometheus; want 4 (charge's 3 and refund's 1)", queries[0], got)
+			}
+			groupAges := gauges(families, "argo_backlog_group_oldest_due_seconds", "group")
+			if got := promQuery(t, prom, queries[1]); got != groupAges["payments"] || got != ages["charge"] {
+				t.Fatalf("%s = %v in Prometheus; want payments' oldest due age %v (charge's)", queries[1], got, groupAges["payments"])
 			}
 		})
 	}
