@@ -109,6 +109,22 @@ func backlogTenantLimit(t *testing.T, e Engine) {
 func backlogReadsIndexes(t *testing.T, e Engine) {
 	s := e.Open(t)
 	backlogRows(t, s)
+	// Retries held by one instance, as after a downstream outage: the
+	// planner, left to itself, reads them through idx_state_name's
+	// retrying entries (then each row for its lease).
+	for range 20 {
+		insert(t, s, leasedTask("d", retrying, 11_000, 0, "i3", 1, 60_000))
+	}
+	// With the table's statistics gathered, as a long-lived table has them
+	// (MariaDB's planner then prefers idx_state_name's ref on retrying for
+	// the held retries, as on a 1M-row table, unless told otherwise).
+	analyze := "ANALYZE TABLE argo_task"
+	if s.Driver().Name() == "sqlite" {
+		analyze = "ANALYZE"
+	}
+	if _, err := s.DB().ExecContext(ctxFor(t), analyze); err != nil {
+		t.Fatal(err)
+	}
 	byTask, byTenant, held := s.BacklogStatements()
 	for _, c := range []struct {
 		what, query, index string
@@ -119,7 +135,13 @@ func backlogReadsIndexes(t *testing.T, e Engine) {
 		{"held retries", held, "idx_lease", []any{10_000}},
 	} {
 		plan := explain(t, s, c.query, c.args...)
-		if !strings.Contains(plan, c.index) {
+		// The index read, not one the planner only considered
+		// (possible_keys): MySQL's column key, SQLite's "USING … INDEX".
+		used := "key=" + c.index + " "
+		if s.Driver().Name() == "sqlite" {
+			used = "INDEX " + c.index + " "
+		}
+		if !strings.Contains(plan+" ", used) {
 			t.Errorf("%s: plan %q; want it to read %s", c.what, plan, c.index)
 		}
 		if c.index == "idx_state_name" && s.Driver().Name() != "sqlite" && !strings.Contains(plan, "Using index") {
