@@ -64,7 +64,8 @@ type Options struct {
 	// Default 20 (runtime.DefaultBacklogTop).
 	BacklogTop int
 	// BacklogInterval is the least time between two backlog reads: a scrape
-	// sooner than that after the last read gets its figures again. Default 10s.
+	// sooner than that after the last read gets its figures again (or, after
+	// a failed read, argo_backlog_up 0 again). Default 10s.
 	BacklogInterval time.Duration
 }
 
