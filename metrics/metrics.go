@@ -20,6 +20,12 @@
 // from one instance only. When that read fails or times out, the scrape
 // still succeeds: argo_inspector_up is 0 and argo_inspector_errors_total
 // grows.
+//
+// With Options.Backlog, the argo_backlog_* gauges (tasks due now, the age of
+// the oldest due task and held retries per task name, tenant and flow
+// group, bounded to the top Options.BacklogTop and "(other)") are read at
+// scrape time too, at most once per Options.BacklogInterval; they are a
+// signal to scale workers on (docs/backlog.md).
 package metrics
 
 import (
@@ -48,6 +54,19 @@ type Options struct {
 	DurationBuckets []float64
 	// LagBuckets are the buckets of argo_attempt_lag_seconds. Default 10ms … 1h.
 	LagBuckets []float64
+	// Backlog turns on the argo_backlog_* gauges (docs/backlog.md): tasks
+	// due now, the age of the oldest and held retries, per task name,
+	// tenant and flow group, read with the Inspector at scrape time.
+	// Default false (off: no backlog read).
+	Backlog bool
+	// BacklogTop is how many task names, tenants and flow groups get a
+	// series of their own; the rest are summed in one series "(other)".
+	// Default 20 (runtime.DefaultBacklogTop).
+	BacklogTop int
+	// BacklogInterval is the least time between two backlog reads: a scrape
+	// sooner than that after the last read gets its figures again (or, after
+	// a failed read, argo_backlog_up 0 again). Default 10s.
+	BacklogInterval time.Duration
 }
 
 // Collector holds argo's metrics. Create it with New.
@@ -67,6 +86,8 @@ type Collector struct {
 	tasksDesc, deadDesc, upDesc *prometheus.Desc
 	// breakerDesc and openedDesc: each flow group's breaker, read at scrape time.
 	breakerDesc, openedDesc *prometheus.Desc
+
+	backlog *backlogGauges // backlog.go
 
 	mu        sync.Mutex
 	inspector *runtime.Inspector
@@ -121,6 +142,7 @@ func New(opts Options) *Collector {
 		breakerDesc: prometheus.NewDesc(prometheus.BuildFQName(ns, "", "flow_breaker_open"), "1 while a flow group's circuit breaker is not closed (open, half-open with a probe out, or opened by an operator), else 0; read at scrape time.", []string{"group", "state"}, cl),
 		openedDesc:  prometheus.NewDesc(prometheus.BuildFQName(ns, "", "flow_breaker_opened"), "Times a flow group's circuit breaker has opened, read at scrape time.", []string{"group"}, cl),
 		channels:    counter("alert_channel_messages_total", alertChannelHelp, "channel", "outcome"),
+		backlog:     newBacklogGauges(ns, cl, opts),
 		inspector:   opts.Inspector,
 		timeout:     opts.ScrapeTimeout,
 	}
@@ -182,6 +204,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.upDesc
 	ch <- c.breakerDesc
 	ch <- c.openedDesc
+	c.backlog.describe(ch)
 }
 
 // Collect implements prometheus.Collector. With an Inspector it reads the
@@ -215,6 +238,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		c.collectFlow(ch, in)
 	}
+	c.backlog.collect(ch, in, c.timeout)
 	for _, m := range c.collectors() {
 		m.Collect(ch)
 	}

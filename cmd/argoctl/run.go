@@ -21,6 +21,8 @@ const usageText = `usage: argoctl [-dsn DSN] [-o table|json] [-timeout 30s] COMM
 
 commands:
   stats    [-window 1h]                      counts per state and task, oldest due task, retry and dead rates
+  backlog  [-top 20]                         tasks due now, the oldest due, held retries per task name, tenant
+                                             and flow group: the figures of the argo_backlog_* gauges (docs/backlog.md)
   list     [filters] [-limit 50] [-offset 0] [-wide]
                                              tasks, newest first; fits 120 columns (short names, times
                                              in UTC without the year, errors cut with …); -wide: in full
@@ -115,6 +117,7 @@ var commands = map[string]func(e *env, args []string) error{
 	"version":         cmdVersion,
 	"flow":            cmdFlow,
 	"serve":           cmdServe,
+	"backlog":         cmdBacklog,
 }
 
 // run is argoctl without the process: it returns the exit status.

@@ -276,6 +276,20 @@ type Statements struct {
 	DeadLettersByTenant string
 	// CountByStateOfTenant is CountByState for one tenant: argument tenant.
 	CountByStateOfTenant string
+
+	// The backlog statements (backlog.go), at most once per scrape.
+
+	// BacklogDueByTask counts the claimable rows (pending, retrying,
+	// exhausted) due by now per task name (columns name, n, oldest: the
+	// earliest execute_time): argument now.
+	BacklogDueByTask string
+	// BacklogDueByTenant is BacklogDueByTask per tenant, the most due
+	// first: arguments now, limit.
+	BacklogDueByTenant string
+	// BacklogHeld counts the retries held by an instance (retrying, lease
+	// running) per task name and tenant (columns task_id, tenant, n):
+	// argument now.
+	BacklogHeld string
 	// The dependency statements (migration 000007; dependencies.go).
 
 	// DepUpstreamStates reads id, task_status of n rows, locked until the
