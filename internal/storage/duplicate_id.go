@@ -1,0 +1,58 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// ErrDuplicateIDUnknown wraps ErrDuplicate when the unique key's row
+// certainly exists but its id could not be read back (the connection broke
+// on every one of idReadTries reads, or the caller's context ended first):
+// the existing task is stored and runs as it was submitted; nothing was
+// written for this submit. To learn its id, submit again with the same name
+// and unique key (it writes nothing and answers ErrDuplicate with the id),
+// or read it by task name and unique key.
+var ErrDuplicateIDUnknown = fmt.Errorf("%w, but its id could not be read", ErrDuplicate)
+
+// duplicateIDUnknown is ErrDuplicateIDUnknown with the last read's error
+// (as text: it is the answer to the submit, not a question about its
+// outcome) and what to do.
+func duplicateIDUnknown(err error) error {
+	return fmt.Errorf("%w: %v (nothing was written for this submit; submit again with the same unique key, which writes nothing, to get the existing task's id)", ErrDuplicateIDUnknown, err)
+}
+
+// errTokenIDUnread is an INSERT refused as a duplicate whose submit token's
+// row could not be read (idReadTries reads broke): the clash may be this
+// very submit's row (a run of the INSERT whose answer was lost), or, for a
+// task with a unique key, another task's key. Its outcome is not known: the
+// submit resolves it (ResolveInsert runs the INSERT again, which meets the
+// duplicate and reads again), and answers nil with the id, ErrDuplicate
+// with the id, or, if the database cannot be read until the caller's
+// deadline, ErrOutcomeUnknown. It carries the read's error as text, so that
+// no driver classifies it as a refusal that changed nothing.
+var errTokenIDUnread = errors.New("argo: the INSERT met a duplicate, and the row of this submit's token could not be read to tell whose it is")
+
+// idReadTries bounds the reads of a duplicate's id (its token's or its
+// unique key's row) that break the connection mid-statement.
+const idReadTries = 4
+
+// readDuplicateID reads the id of a row the INSERT clashed with (query,
+// args: a read by token or by unique key; sql.ErrNoRows when there is no
+// such row). A read whose connection breaks is run again, after a short
+// jittered wait, up to idReadTries reads in all and while ctx lasts: the
+// driver closes a broken connection, so the next read takes another one
+// (an idle one checked alive first, or a new one).
+func (s *Store) readDuplicateID(ctx context.Context, query string, args ...any) (int64, error) {
+	for try := 1; ; try++ {
+		var id int64
+		err := s.db.GetContext(ctx, &id, query, args...)
+		if err == nil || errors.Is(err, sql.ErrNoRows) || try >= idReadTries || ctx.Err() != nil {
+			return id, err
+		}
+		if !sleepCtx(ctx, lockBackoff(try+1)) {
+			return 0, err
+		}
+	}
+}
