@@ -40,15 +40,16 @@ const idReadTries = 4
 
 // readDuplicateID reads the id of a row the INSERT clashed with (query,
 // args: a read by token or by unique key; sql.ErrNoRows when there is no
-// such row). A read whose connection breaks is run again, after a short
-// jittered wait, up to idReadTries reads in all and while ctx lasts: the
-// driver closes a broken connection, so the next read takes another one
-// (an idle one checked alive first, or a new one).
+// such row). A read that fails (its connection broke mid-statement) is run
+// again, after a short jittered wait, up to idReadTries reads in all and
+// while ctx lasts (a read under an ended ctx is not sent, and the wait
+// ends with ctx): the driver closes a broken connection, so the next read
+// takes another one (an idle one checked alive first, or a new one).
 func (s *Store) readDuplicateID(ctx context.Context, query string, args ...any) (int64, error) {
 	for try := 1; ; try++ {
 		var id int64
 		err := s.db.GetContext(ctx, &id, query, args...)
-		if err == nil || errors.Is(err, sql.ErrNoRows) || try >= idReadTries || ctx.Err() != nil {
+		if err == nil || errors.Is(err, sql.ErrNoRows) || try >= idReadTries {
 			return id, err
 		}
 		if !sleepCtx(ctx, lockBackoff(try+1)) {
