@@ -23,6 +23,13 @@ func duplicateIDUnknown(err error) error {
 	return fmt.Errorf("%w: %v (nothing was written for this submit; submit again with the same unique key, which writes nothing, to get the existing task's id)", ErrDuplicateIDUnknown, err)
 }
 
+// errKeyInOwnTx is ErrDuplicate for an INSERT written through the caller's
+// transaction (SubmitTx, a group's) whose unique key's row no read outside
+// that transaction finds: the key is held by a row of the same transaction,
+// not committed yet (two calls of it with one key). There is no id to
+// give: that row is rolled back or committed with the transaction.
+var errKeyInOwnTx = fmt.Errorf("%w (held by a row of this same transaction, not committed yet: two calls of one transaction or group use the key; give each its own)", ErrDuplicate)
+
 // errTokenIDUnread is an INSERT refused as a duplicate whose submit token's
 // row could not be read (idReadTries reads broke): the clash may be this
 // very submit's row (a run of the INSERT whose answer was lost), or, for a

@@ -69,6 +69,9 @@ func (s *Store) InsertToken(ctx context.Context, ex Execer, t *Task, token []byt
 		}
 		if s.d.IsDuplicate(err) && t.UniqueKey.Valid {
 			id, qerr := s.readDuplicateID(ctx, s.sql.TaskIDByUniqueKey, t.Name, t.UniqueKey.String)
+			if ex != nil && errors.Is(qerr, sql.ErrNoRows) {
+				return errKeyInOwnTx // a row no other connection sees yet
+			}
 			if qerr != nil {
 				return duplicateIDUnknown(qerr)
 			}

@@ -168,3 +168,26 @@ func TestSubmitTokenReadWhoseConnectionBreaks(t *testing.T) {
 		})
 	}
 }
+
+// Two INSERTs with one unique key in one transaction (SubmitTx, a group):
+// the second is ErrDuplicate saying the key is held by the same
+// transaction, not ErrDuplicateIDUnknown (no read outside the transaction
+// sees the first row: there is no id to read, and nothing broke).
+func TestDuplicateKeyInOwnTransaction(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, testdb.MySQLDSN(t), false)
+	tx, err := s.DB().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	first := dupTask("k")
+	if err := s.InsertToken(ctx, tx, first, storage.NewSubmitToken()); err != nil {
+		t.Fatal(err)
+	}
+	again := dupTask("k")
+	err = s.InsertToken(ctx, tx, again, storage.NewSubmitToken())
+	if !errors.Is(err, storage.ErrDuplicate) || errors.Is(err, storage.ErrDuplicateIDUnknown) || !strings.Contains(err.Error(), "same transaction") {
+		t.Fatalf("the key twice in one transaction: %v; want ErrDuplicate saying the same transaction holds it", err)
+	}
+}
