@@ -169,6 +169,30 @@ func TestSubmitTokenReadWhoseConnectionBreaks(t *testing.T) {
 	}
 }
 
+// A submit whose INSERT's answer is lost, and whose resolution's read by
+// the token then breaks too, still answers nil with its row's id: the
+// read is run again.
+func TestSubmitLostAnswerThenTokenReadBreaks(t *testing.T) {
+	ctx := context.Background()
+	dsn := testdb.MySQLDSN(t)
+	proxy := testdb.NewFaultProxy(t, dsn)
+	s := openStore(t, proxy.DSN(dsn), false)
+	proxy.CutAnswer("INSERT INTO argo_task (", 1)
+	proxy.CutAnswer(readByToken, 1)
+	task := dupTask("")
+	resolved, err := s.SubmitInsert(ctx, task, storage.NewSubmitToken())
+	if proxy.Cuts() != 2 {
+		t.Fatalf("the proxy lost %d answers, want 2 (the INSERT's, then the token's read)", proxy.Cuts())
+	}
+	var id int64
+	if qerr := s.DB().QueryRowContext(ctx, "SELECT id FROM argo_task WHERE task_id = 'dup.id'").Scan(&id); qerr != nil {
+		t.Fatal(qerr)
+	}
+	if err != nil || !resolved || task.ID != id {
+		t.Fatalf("submit: id %d, resolved %v, %v; want nil, resolved, and its row's id %d", task.ID, resolved, err, id)
+	}
+}
+
 // Two INSERTs with one unique key in one transaction (SubmitTx, a group):
 // the second is ErrDuplicate saying the key is held by the same
 // transaction, not ErrDuplicateIDUnknown (no read outside the transaction
