@@ -1,10 +1,21 @@
 package argotype
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // ErrDuplicate is returned (with the existing task's id) by a submit whose
 // UniqueKey was already used for the same task name.
 var ErrDuplicate = errors.New("argo: a task with this name and unique key already exists")
+
+// ErrDuplicateIDUnknown wraps ErrDuplicate, returned with id 0, when the
+// unique key's task certainly exists but its id could not be read back (the
+// connection broke on every read, a few tries, or the caller's context ended
+// first): the existing task is stored and runs as submitted; nothing was
+// written for this call. Submit again with the same name and unique key (it
+// writes nothing and answers ErrDuplicate with the id) to learn its id.
+var ErrDuplicateIDUnknown = fmt.Errorf("%w, but its id could not be read", ErrDuplicate)
 
 // ErrNotFound is returned for a task id that is not in argo_task.
 var ErrNotFound = errors.New("argo: no such task")

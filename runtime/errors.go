@@ -82,6 +82,14 @@ func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v\n%s", e.Valu
 // UniqueKey was already used for the same task name.
 var ErrDuplicate = argotype.ErrDuplicate
 
+// ErrDuplicateIDUnknown wraps ErrDuplicate, returned with id 0, when the
+// unique key's task exists but its id could not be read back (the
+// connection broke on every read, a few tries, or ctx ended first): the
+// existing task is stored and runs as submitted, nothing was written for
+// this call. Submit again with the same unique key (it writes nothing) to
+// get its id.
+var ErrDuplicateIDUnknown = argotype.ErrDuplicateIDUnknown
+
 // ErrNotFound is returned for a task id that is not in argo_task.
 var ErrNotFound = argotype.ErrNotFound
 

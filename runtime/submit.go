@@ -98,7 +98,8 @@ func (rt *Runtime) shardFor(by string) int {
 // ErrOutcomeUnknown. A refusal caused by lock conflicts (deadlock, lock wait
 // timeout, certification failure) is retried up to maxSubmitLockTries (10)
 // times with jittered backoff first. A UniqueKey already used returns the
-// existing id and ErrDuplicate. A row larger than the server accepts in one
+// existing id and ErrDuplicate (0 and ErrDuplicateIDUnknown, which wraps
+// it, if that id could not be read back). A row larger than the server accepts in one
 // packet (MySQL's max_allowed_packet, less storage.PacketMargin) is refused
 // at once, whatever ctx, with an error wrapping ErrNotPersisted that gives
 // the size and the limit; so are SubmitTx and SubmitGroup.

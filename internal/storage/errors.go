@@ -7,7 +7,9 @@ import (
 )
 
 // ErrDuplicate is returned (with the existing task's id) by a submit whose
-// UniqueKey was already used for the same task name.
+// UniqueKey was already used for the same task name; wrapped in
+// ErrDuplicateIDUnknown (duplicate_id.go), with no id, when that id could
+// not be read back.
 var ErrDuplicate = argotype.ErrDuplicate
 
 // ErrNotFound is returned for a task id that is not in argo_task.

@@ -49,10 +49,13 @@ func (s *Store) InsertToken(ctx context.Context, ex Execer, t *Task, token []byt
 		// Any unique index may report the clash (MySQL names the first it
 		// meets: uk_task_unique before uk_submit_token), so look for the token.
 		if s.d.IsDuplicate(err) && ex == nil {
-			id, qerr := s.SubmitTokenID(ctx, token)
+			id, qerr := s.readDuplicateID(ctx, s.sql.TaskIDBySubmitToken, token)
+			if errors.Is(qerr, sql.ErrNoRows) {
+				id, qerr = 0, nil
+			}
 			if qerr != nil {
-				// Not the server's refusal (%v): the row exists, its id is unknown.
-				return fmt.Errorf("argo: this submit's row exists, but its id could not be read: %v", qerr)
+				// Whose row it is is not known (duplicate_id.go).
+				return fmt.Errorf("%w: %v", errTokenIDUnread, qerr)
 			}
 			if id != 0 {
 				t.ID = id
@@ -65,9 +68,14 @@ func (s *Store) InsertToken(ctx context.Context, ex Execer, t *Task, token []byt
 			}
 		}
 		if s.d.IsDuplicate(err) && t.UniqueKey.Valid {
-			if qerr := s.db.GetContext(ctx, &t.ID, s.sql.TaskIDByUniqueKey, t.Name, t.UniqueKey.String); qerr != nil {
-				return fmt.Errorf("%w (and its id could not be read: %v)", ErrDuplicate, qerr)
+			id, qerr := s.readDuplicateID(ctx, s.sql.TaskIDByUniqueKey, t.Name, t.UniqueKey.String)
+			if ex != nil && errors.Is(qerr, sql.ErrNoRows) {
+				return errKeyInOwnTx // a row no other connection sees yet
 			}
+			if qerr != nil {
+				return duplicateIDUnknown(qerr)
+			}
+			t.ID = id
 			return ErrDuplicate
 		}
 		if tl := s.tooLargeRefusal(ctx, t, err); tl != nil {
