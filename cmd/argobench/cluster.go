@@ -541,9 +541,9 @@ func submitUntilStored(ctx context.Context, rt *runtime.Runtime, def *runtime.Ta
 		if claimed {
 			call.RunAt = time.Now()
 		}
-		id, err := rt.Submit(ctx, call)
+		_, err := rt.Submit(ctx, call)
 		switch {
-		case err == nil, errors.Is(err, runtime.ErrDuplicate) && id != 0:
+		case err == nil, errors.Is(err, runtime.ErrDuplicate): // with its id, or ErrDuplicateIDUnknown: stored either way
 			return nil
 		case ctx.Err() != nil:
 			return fmt.Errorf("task %d: %w (last try: %v)", n, ctx.Err(), err)

@@ -30,12 +30,13 @@ const (
 
 // Submit answers, as the wrapper returned them.
 const (
-	AnswerNil          = "nil"           // persisted
-	AnswerDuplicate    = "duplicate"     // ErrDuplicate: the unique key's row exists (ID)
-	AnswerNotPersisted = "not-persisted" // ErrNotPersisted: certainly no row
-	AnswerUnknown      = "unknown"       // ErrOutcomeUnknown, or the process died before the answer
-	AnswerRolledBack   = "rolled-back"   // SubmitTx answered nil, and the caller rolled back: no row
-	AnswerOther        = "other"         // anything else: a bug in the wrapper's contract
+	AnswerNil           = "nil"             // persisted
+	AnswerDuplicate     = "duplicate"       // ErrDuplicate: the unique key's row exists (ID)
+	AnswerDuplicateNoID = "duplicate-no-id" // ErrDuplicateIDUnknown: the unique key's row exists, its id unread
+	AnswerNotPersisted  = "not-persisted"   // ErrNotPersisted: certainly no row
+	AnswerUnknown       = "unknown"         // ErrOutcomeUnknown, or the process died before the answer
+	AnswerRolledBack    = "rolled-back"     // SubmitTx answered nil, and the caller rolled back: no row
+	AnswerOther         = "other"           // anything else: a bug in the wrapper's contract
 )
 
 // Execution outcomes (Ev end).

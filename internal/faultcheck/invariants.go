@@ -371,6 +371,11 @@ func Check(in Input) []Violation {
 				} else if a.ID != row.ID {
 					bad(InvAnswer, "op %s (%s via %s): answered %s with id %d, but its row is task %d", op, c.name, a.Via, a.Answer, a.ID, row.ID)
 				}
+			case AnswerDuplicateNoID:
+				persisted = true
+				if row == nil {
+					bad(InvLost, "op %s (%s via %s): answered %s (the unique key's row exists), but there is no row", op, c.name, a.Via, a.Answer)
+				}
 			case AnswerNotPersisted, AnswerRolledBack:
 				refused++
 			case AnswerOther:

@@ -41,6 +41,8 @@ func answer(id int64, err error) (string, int64) {
 		return faultcheck.AnswerNil, id // persisted; a Sync first attempt failed
 	case errors.Is(err, runtime.ErrDuplicate) && id != 0:
 		return faultcheck.AnswerDuplicate, id
+	case errors.Is(err, runtime.ErrDuplicateIDUnknown):
+		return faultcheck.AnswerDuplicateNoID, 0
 	case errors.Is(err, runtime.ErrNotPersisted):
 		return faultcheck.AnswerNotPersisted, 0
 	case errors.Is(err, runtime.ErrOutcomeUnknown):
