@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/argo-retry/argo/internal/testwait"
 	"github.com/argo-retry/argo/runtime"
 )
 
@@ -242,16 +243,11 @@ func waitState(t *testing.T, in *runtime.Inspector, name string, state runtime.S
 	return nil
 }
 
-// eventually polls f until it returns a non-empty slice.
+// eventually polls f until it returns a non-empty slice (testwait.Value).
 func eventually[T any](t *testing.T, f func() []T) []T {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if v := f(); len(v) > 0 {
-			return v
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatal("condition not reached in 10s")
-	return nil
+	return testwait.Value(t, 10*time.Second, "a non-empty result", func() ([]T, bool) {
+		v := f()
+		return v, len(v) > 0
+	})
 }
