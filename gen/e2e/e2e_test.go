@@ -113,12 +113,10 @@ func TestE2E(t *testing.T) {
 			t.Fatalf("ran before its receiver was bound: %v", got)
 		}
 		var waiting *runtime.Task
-		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		testwait.Until(5*time.Second, func() bool {
 			waiting = waitState(t, in, argoTaskStoreSave.Name, runtime.StatePending)
-			if strings.Contains(waiting.ErrorMsg, "handler") {
-				break
-			}
-		}
+			return strings.Contains(waiting.ErrorMsg, "handler")
+		})
 		if !strings.Contains(waiting.ErrorMsg, "handler") {
 			t.Errorf("a task whose receiver is not bound waits with error_msg %q, want it to say no handler is registered", waiting.ErrorMsg)
 		}
