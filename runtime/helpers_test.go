@@ -18,6 +18,17 @@ import (
 )
 
 // forEachBackend runs fn as a subtest against SQLite and MariaDB.
+//
+// Parallel tests: a test calls t.Parallel() (commented "owns its databases,
+// shares no process-wide state, asserts no timing") only when each holds:
+// its databases are its own (testdb.SQLiteDSN / MySQLDSN / Backends, never a
+// server it restarts or a Galera node it disrupts); it sets no package or
+// process state (hooks such as flowClaimWait or watchCommitEnded, slog's
+// default, environment variables, the failover goroutine count); and it
+// asserts outcomes, not how long they took or that they started on time —
+// its waits have deadlines many times what an unloaded machine needs. A
+// parallel test starts once every sequential test has ended, beside at
+// most -parallel (GOMAXPROCS by default) others.
 func forEachBackend(t *testing.T, fn func(t *testing.T, dsn string)) {
 	for _, b := range testdb.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) { fn(t, b.DSN) })

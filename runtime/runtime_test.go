@@ -15,6 +15,7 @@ import (
 )
 
 func TestSucceedsAfterTransientFailures(t *testing.T) {
+	t.Parallel() // owns its databases, shares no process-wide state, asserts no timing (helpers_test.go)
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		rt := startRuntime(t, testConfig(dsn))
 		var n atomic.Int32
@@ -85,6 +86,7 @@ func TestSyncSubmitReturnsFirstAttempt(t *testing.T) {
 }
 
 func TestFallbackAndDead(t *testing.T) {
+	t.Parallel() // owns its databases, shares no process-wide state, asserts no timing (helpers_test.go)
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		rt := startRuntime(t, testConfig(dsn))
 		var fbArgs atomic.Value
@@ -331,6 +333,7 @@ func TestScheduledFirstDelay(t *testing.T) {
 }
 
 func TestUniqueKey(t *testing.T) {
+	t.Parallel() // owns its databases, shares no process-wide state, asserts no timing (helpers_test.go)
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		rt := startRuntime(t, testConfig(dsn))
 		def := &TaskDef{Name: "once", Mode: Scheduled, Delay: time.Hour}
