@@ -15,7 +15,6 @@ import (
 )
 
 func TestSucceedsAfterTransientFailures(t *testing.T) {
-	t.Parallel() // owns its databases, shares no process-wide state, asserts no timing (helpers_test.go)
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		rt := startRuntime(t, testConfig(dsn))
 		var n atomic.Int32
@@ -86,7 +85,6 @@ func TestSyncSubmitReturnsFirstAttempt(t *testing.T) {
 }
 
 func TestFallbackAndDead(t *testing.T) {
-	t.Parallel() // owns its databases, shares no process-wide state, asserts no timing (helpers_test.go)
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		rt := startRuntime(t, testConfig(dsn))
 		var fbArgs atomic.Value
