@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/argo-retry/argo/argotype"
+	"github.com/argo-retry/argo/internal/testwait"
 )
 
 // request is what a fake endpoint received.
@@ -208,16 +209,11 @@ func alert(name string, id int64, errText string) argotype.AlertEvent {
 	}
 }
 
-// waitFor waits until cond holds, failing with what after the deadline.
+// waitFor waits until cond holds, failing with what after the deadline
+// (testwait.For).
 func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %s", within, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.For(t, within, what, cond)
 }
 
 // TestMain sends the channels' default logger to the test output only

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/argo-retry/argo/internal/testdb"
+	"github.com/argo-retry/argo/internal/testwait"
 	"github.com/argo-retry/argo/runtime"
 )
 
@@ -95,10 +96,9 @@ func TestStructuredLogs(t *testing.T) {
 			deadTask, _ := rt.Inspector().Get(ctx, deadID)
 
 			// Logs are written around the state change: wait a moment for them.
-			deadline := time.Now().Add(5 * time.Second)
-			for len(forTask(rec.snapshot(), slog.LevelError, deadID)) == 0 && time.Now().Before(deadline) {
-				time.Sleep(10 * time.Millisecond)
-			}
+			testwait.For(t, 5*time.Second, "the dead task's error record", func() bool {
+				return len(forTask(rec.snapshot(), slog.LevelError, deadID)) > 0
+			})
 			recs := rec.snapshot()
 
 			warns := forTask(recs, slog.LevelWarn, retryID)

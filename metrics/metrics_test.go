@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/argo-retry/argo/internal/testdb"
+	"github.com/argo-retry/argo/internal/testwait"
 	"github.com/argo-retry/argo/metrics"
 	"github.com/argo-retry/argo/runtime"
 )
@@ -33,18 +34,17 @@ func waitFinal(t *testing.T, in *runtime.Inspector, ids ...int64) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for _, id := range ids {
-		for {
+		var last runtime.State
+		final := testwait.Until(time.Until(deadline), func() bool {
 			task, err := in.Get(context.Background(), id)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s := task.State; s == runtime.StateSucceeded || s == runtime.StateRecovered || s == runtime.StateDead {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("task %d still %s", id, task.State)
-			}
-			time.Sleep(10 * time.Millisecond)
+			last = task.State
+			return last == runtime.StateSucceeded || last == runtime.StateRecovered || last == runtime.StateDead
+		})
+		if !final {
+			t.Fatalf("task %d still %s", id, last)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/argo-retry/argo/internal/storage"
 	"github.com/argo-retry/argo/internal/testdb"
+	"github.com/argo-retry/argo/internal/testwait"
 )
 
 // runLog records every run of a task function, by the marker in its
@@ -71,20 +72,17 @@ func historyOf(t *testing.T, rt *Runtime, id int64) string {
 // task's state and history.
 func waitSucceeded(t *testing.T, rt *Runtime, id int64, timeout time.Duration) *Task {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		task, err := rt.Inspector().Get(context.Background(), id)
-		if err != nil {
+	var task *Task
+	if !testwait.Until(timeout, func() bool {
+		var err error
+		if task, err = rt.Inspector().Get(context.Background(), id); err != nil {
 			t.Fatal(err)
 		}
-		if task.State == StateSucceeded {
-			return task
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task %d is %s at attempt %d after %s, want succeeded (history %s)", id, task.State, task.ExecuteTimes, timeout, historyOf(t, rt, id))
-		}
-		time.Sleep(10 * time.Millisecond)
+		return task.State == StateSucceeded
+	}) {
+		t.Fatalf("task %d is %s at attempt %d after %s, want succeeded (history %s)", id, task.State, task.ExecuteTimes, timeout, historyOf(t, rt, id))
 	}
+	return task
 }
 
 // proxiedRuntime starts a runtime on a fresh MariaDB database reached

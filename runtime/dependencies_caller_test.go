@@ -12,6 +12,7 @@ import (
 // call carries, as Submit's do: the tenant (Call.Tenant, else the
 // context's) and the trace context.
 func TestSubmitGroupKeepsTenantAndTrace(t *testing.T) {
+	t.Parallel() // owns its databases, shares no process-wide state, asserts no timing (helpers_test.go)
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		rt := startRuntime(t, testConfig(dsn))
 		def := &TaskDef{Name: "group.caller", Policy: fastPolicy(1), Run: func(context.Context, []byte) error { return nil }}

@@ -15,6 +15,7 @@ import (
 // error naming A, their handlers never called; D (independent) runs. The
 // Inspector shows C's upstream tasks and why it was skipped.
 func TestDependenciesSeedAcceptance(t *testing.T) {
+	t.Parallel() // owns its databases, shares no process-wide state, asserts no timing (helpers_test.go)
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		rt := startRuntime(t, testConfig(dsn))
@@ -164,6 +165,7 @@ func TestDependencyChainAcrossInstances(t *testing.T) {
 // with Call.After waits (blocked) while its upstream task, on the other
 // instance, runs; it runs once that task succeeded.
 func TestDependencyOnTaskOfAnotherInstance(t *testing.T) {
+	t.Parallel() // owns its databases, shares no process-wide state, asserts no timing (helpers_test.go)
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		cfg1, cfg2 := testConfig(dsn), testConfig(dsn)

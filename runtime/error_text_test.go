@@ -127,6 +127,7 @@ func TestPoisonErrorTextsEndTasks(t *testing.T) {
 // TestDiscardReasonRefusedUnlessStorable: an operator's reason that argo
 // could only store altered is refused with what to do, and nothing changes.
 func TestDiscardReasonRefusedUnlessStorable(t *testing.T) {
+	t.Parallel() // owns its databases, shares no process-wide state, asserts no timing (helpers_test.go)
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		s := openTestStore(t, dsn)
 		requireStrictMySQL(t, s)
@@ -212,6 +213,7 @@ func TestDataErrorDegradesInRuntime(t *testing.T) {
 // long as the process lives. Also when the refusal comes on a rewrite after
 // an outage (the history table out of the way during the first write).
 func TestDataRefusedNotRetriedForever(t *testing.T) {
+	t.Parallel() // owns its databases, shares no process-wide state, asserts no timing (helpers_test.go)
 	for _, afterOutage := range []bool{false, true} {
 		t.Run(fmt.Sprintf("afterOutage=%v", afterOutage), func(t *testing.T) {
 			dsn := testdb.MySQLDSN(t)

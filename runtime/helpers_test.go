@@ -13,10 +13,22 @@ import (
 
 	"github.com/argo-retry/argo/internal/storage"
 	"github.com/argo-retry/argo/internal/testdb"
+	"github.com/argo-retry/argo/internal/testwait"
 	"github.com/jmoiron/sqlx"
 )
 
 // forEachBackend runs fn as a subtest against SQLite and MariaDB.
+//
+// Parallel tests: a test calls t.Parallel() (commented "owns its databases,
+// shares no process-wide state, asserts no timing") only when each holds:
+// its databases are its own (testdb.SQLiteDSN / MySQLDSN / Backends, never a
+// server it restarts or a Galera node it disrupts); it sets no package or
+// process state (hooks such as flowClaimWait or watchCommitEnded, slog's
+// default, environment variables, the failover goroutine count); and it
+// asserts outcomes, not how long they took or that they started on time —
+// its waits have deadlines many times what an unloaded machine needs. A
+// parallel test starts once every sequential test has ended, beside at
+// most -parallel (GOMAXPROCS by default) others.
 func forEachBackend(t *testing.T, fn func(t *testing.T, dsn string)) {
 	for _, b := range testdb.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) { fn(t, b.DSN) })
@@ -103,16 +115,10 @@ func startRuntime(t testing.TB, cfg Config) *Runtime {
 	return rt
 }
 
-// waitFor polls cond until it holds or the timeout passes.
+// waitFor polls cond until it holds or the timeout passes (testwait.For).
 func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(t, timeout, what, cond)
 }
 
 // waitState waits until task id is in state want.

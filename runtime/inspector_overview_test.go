@@ -67,6 +67,7 @@ func TestInspectorOverviewShards(t *testing.T) {
 // TestInspectorCountUpToResolvesNameSuffix: CountUpTo takes a NameSuffix
 // as List and Count do.
 func TestInspectorCountUpToResolvesNameSuffix(t *testing.T) {
+	t.Parallel() // owns its databases, shares no process-wide state, asserts no timing (helpers_test.go)
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		s := freshStore(t, dsn)

@@ -11,6 +11,7 @@ import (
 // matches ignore case and treat LIKE wildcards literally, paging is newest
 // first, and RequeueWhere/DiscardWhere touch only the states they may.
 func TestInspectorFilter(t *testing.T) {
+	t.Parallel() // owns its databases, shares no process-wide state, asserts no timing (helpers_test.go)
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		db, dialect, err := OpenDB(dsn)

@@ -14,6 +14,7 @@ import (
 // requests table) fails the schema check naming 000005, on both databases;
 // migrating again brings it back.
 func TestSchemaCheckWantsOperatorTrail(t *testing.T) {
+	t.Parallel() // owns its databases, shares no process-wide state, asserts no timing (helpers_test.go)
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		for _, drop := range []string{
@@ -41,6 +42,7 @@ func TestSchemaCheckWantsOperatorTrail(t *testing.T) {
 // it back, with 000014 (which adds a column to one of its tables), on both
 // databases.
 func TestOperatorTrailMigrationDownUp(t *testing.T) {
+	t.Parallel() // owns its databases, shares no process-wide state, asserts no timing (helpers_test.go)
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		s := freshStore(t, dsn)

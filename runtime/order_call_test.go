@@ -24,6 +24,7 @@ type orderedArgs struct {
 // overlap and start in submit order, retries before the next call;
 // different keys run at the same time.
 func TestOrderedKeysAcrossInstances(t *testing.T) {
+	t.Parallel() // owns its databases, shares no process-wide state, asserts no timing (helpers_test.go)
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		const instances, keys, perKey = 3, 12, 8
 		ctx := context.Background()

@@ -16,6 +16,7 @@ import (
 // it waited for it requeues the upstream task first, so the other's new
 // task runs after the upstream's new task.
 func TestRequeueKeepsDependencies(t *testing.T) {
+	t.Parallel() // owns its databases, shares no process-wide state, asserts no timing (helpers_test.go)
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		rt := startRuntime(t, testConfig(dsn))

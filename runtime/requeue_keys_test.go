@@ -15,6 +15,7 @@ import (
 // requeued work), TaskKey is the same within each task and differs between
 // them, and the dead task stays dead with its own two attempts.
 func TestRequeuedTaskHasFreshKeys(t *testing.T) {
+	t.Parallel() // owns its databases, shares no process-wide state, asserts no timing (helpers_test.go)
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		rt := startRuntime(t, testConfig(dsn))
 		var mu sync.Mutex

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/argo-retry/argo/internal/testwait"
 )
 
 // onceFailing is a task whose first attempt fails; it records when each
@@ -55,9 +57,8 @@ func TestHeldRetryRunsOnTime(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(5 * time.Second)
 		var held *Task
-		for held == nil && time.Now().Before(deadline) {
+		testwait.Until(5*time.Second, func() bool {
 			task, err := rt.store.Get(ctx, id)
 			if err != nil {
 				t.Fatal(err)
@@ -65,8 +66,8 @@ func TestHeldRetryRunsOnTime(t *testing.T) {
 			if task.State == StateRetrying {
 				held = task
 			}
-			time.Sleep(5 * time.Millisecond)
-		}
+			return held != nil
+		})
 		if held == nil {
 			t.Fatal("the first attempt's failure was not recorded")
 		}

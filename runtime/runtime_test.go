@@ -331,6 +331,7 @@ func TestScheduledFirstDelay(t *testing.T) {
 }
 
 func TestUniqueKey(t *testing.T) {
+	t.Parallel() // owns its databases, shares no process-wide state, asserts no timing (helpers_test.go)
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		rt := startRuntime(t, testConfig(dsn))
 		def := &TaskDef{Name: "once", Mode: Scheduled, Delay: time.Hour}

@@ -13,6 +13,7 @@ import (
 // leaves a schema the check names 000009 for; its up file brings it back
 // (a task written then carries its tenant), on both databases.
 func TestTenantTraceMigrationDownUp(t *testing.T) {
+	t.Parallel() // owns its databases, shares no process-wide state, asserts no timing (helpers_test.go)
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		s := freshStore(t, dsn)

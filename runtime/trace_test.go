@@ -196,6 +196,7 @@ func TestTraceOfSyncCallFallbackAndAlert(t *testing.T) {
 // A tenant longer than MaxTenantBytes, or not UTF-8, is refused before
 // anything is written.
 func TestTenantRefused(t *testing.T) {
+	t.Parallel() // owns its databases, shares no process-wide state, asserts no timing (helpers_test.go)
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		rt := startRuntime(t, testConfigT(t, dsn))
 		def := &TaskDef{Name: "t", Policy: fastPolicy(1), Run: func(context.Context, []byte) error { return nil }}

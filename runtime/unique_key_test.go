@@ -15,6 +15,7 @@ import (
 // and read back as it is), a key of 255 bytes is stored and one of 256 is
 // refused with the same error on both, before anything is written.
 func TestUniqueKeysAreByteExact(t *testing.T) {
+	t.Parallel() // owns its databases, shares no process-wide state, asserts no timing (helpers_test.go)
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		rt := startRuntime(t, testConfig(dsn))
@@ -88,6 +89,7 @@ func withTx(t *testing.T, rt *Runtime, fn func(Execer) error) error {
 // TestSchemaCheckWantsUniqueKeyBytes: a MySQL schema whose unique_key is
 // still VARCHAR (000004 not applied) fails the schema check naming 000004.
 func TestSchemaCheckWantsUniqueKeyBytes(t *testing.T) {
+	t.Parallel() // owns its databases, shares no process-wide state, asserts no timing (helpers_test.go)
 	ctx := context.Background()
 	db, dialect, err := OpenDB(testdb.MySQLDSN(t))
 	if err != nil {

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,7 +26,10 @@ func TestProducerOnlyInstanceHoldsNothingBack(t *testing.T) {
 		if err := worker.Register(def); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(3 * workerCfg.HeartbeatInterval) // both see each other
+		waitFor(t, 10*time.Second, "both instances to see each other and the worker to split \"produced\"", func() bool {
+			_, split := splitOf(worker, def.Name)
+			return split && len(worker.shards.liveInstances()) == 2 && len(producer.shards.liveInstances()) == 2
+		})
 		var ids []int64
 		for i := range 40 {
 			id, err := producer.Submit(context.Background(), Call{Task: def, Args: []byte(`{}`), ShardBy: fmt.Sprint(i)})
@@ -71,7 +75,11 @@ func TestIdleInstanceStealsOverdueTasks(t *testing.T) {
 		}})
 		def := &TaskDef{Name: name, Policy: fastPolicy(2), Run: func(ctx context.Context, args []byte) error { stolen.Add(1); return nil }}
 		idle.Register(def)
-		time.Sleep(3 * idleCfg.HeartbeatInterval)
+		waitFor(t, 10*time.Second, "both instances to split "+name+" between them", func() bool {
+			b, _ := splitOf(busy, name)
+			i, _ := splitOf(idle, name)
+			return b != nil && i != nil
+		})
 		busyShards := busy.shards.ownedShards()
 		if busyShards == nil || len(busyShards) == 0 {
 			t.Fatalf("busy owns %v; want some but not all shards", busyShards)
@@ -97,4 +105,17 @@ func TestIdleInstanceStealsOverdueTasks(t *testing.T) {
 		// at once and busy's after StealAfter.
 		waitFor(t, 10*time.Second, "29 of 30 tasks run", func() bool { return stolen.Load() >= 29 })
 	})
+}
+
+// splitOf returns the shards rt owns for task name in its last split, and
+// whether a heartbeat has computed a split for name yet (nil shards: all).
+func splitOf(rt *Runtime, name string) (shards []int, split bool) {
+	rt.shards.mu.RLock()
+	defer rt.shards.mu.RUnlock()
+	for _, g := range rt.shards.groups {
+		if slices.Contains(g.Names, name) {
+			return g.Shards, true
+		}
+	}
+	return nil, false
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/argo-retry/argo/internal/testwait"
 	"github.com/argo-retry/argo/runtime"
 )
 
@@ -112,12 +113,10 @@ func TestE2E(t *testing.T) {
 			t.Fatalf("ran before its receiver was bound: %v", got)
 		}
 		var waiting *runtime.Task
-		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		testwait.Until(5*time.Second, func() bool {
 			waiting = waitState(t, in, argoTaskStoreSave.Name, runtime.StatePending)
-			if strings.Contains(waiting.ErrorMsg, "handler") {
-				break
-			}
-		}
+			return strings.Contains(waiting.ErrorMsg, "handler")
+		})
 		if !strings.Contains(waiting.ErrorMsg, "handler") {
 			t.Errorf("a task whose receiver is not bound waits with error_msg %q, want it to say no handler is registered", waiting.ErrorMsg)
 		}
@@ -242,16 +241,11 @@ func waitState(t *testing.T, in *runtime.Inspector, name string, state runtime.S
 	return nil
 }
 
-// eventually polls f until it returns a non-empty slice.
+// eventually polls f until it returns a non-empty slice (testwait.Value).
 func eventually[T any](t *testing.T, f func() []T) []T {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if v := f(); len(v) > 0 {
-			return v
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatal("condition not reached in 10s")
-	return nil
+	return testwait.Value(t, 10*time.Second, "a non-empty result", func() ([]T, bool) {
+		v := f()
+		return v, len(v) > 0
+	})
 }

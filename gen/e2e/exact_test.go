@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/argo-retry/argo/internal/testdb"
+	"github.com/argo-retry/argo/internal/testwait"
 	"github.com/argo-retry/argo/runtime"
 )
 
@@ -32,16 +33,11 @@ func startOn(t *testing.T, dsn string) *runtime.Runtime {
 	return rt
 }
 
-// waitUntil polls cond until it holds, failing with what after 10 s.
+// waitUntil polls cond until it holds, failing with what after 10 s
+// (testwait.For).
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(t, 10*time.Second, what, cond)
 }
 
 // TestArgumentsArriveExactly: through the generated wrapper, strings that

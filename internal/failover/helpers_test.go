@@ -14,6 +14,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/argo-retry/argo/internal/testdb"
+	"github.com/argo-retry/argo/internal/testwait"
 )
 
 // testOptions are quick checks.
@@ -109,16 +110,10 @@ func adminExec(t *testing.T, s *testdb.MySQLServer, query string) {
 }
 
 // waitFor polls cond until it holds, failing the test with what after
-// the deadline.
+// the deadline (testwait.For).
 func waitFor(t *testing.T, deadline time.Duration, what string, cond func() bool) {
 	t.Helper()
-	end := time.Now().Add(deadline)
-	for !cond() {
-		if time.Now().After(end) {
-			t.Fatalf("waited %s for %s", deadline, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.For(t, deadline, what, cond)
 }
 
 // logRecorder passes records to the test log and keeps their text.

@@ -18,6 +18,7 @@ import (
 	_ "github.com/argo-retry/argo/internal/storage/mysqldriver"
 	_ "github.com/argo-retry/argo/internal/storage/sqlitedriver"
 	"github.com/argo-retry/argo/internal/testdb"
+	"github.com/argo-retry/argo/internal/testwait"
 )
 
 // forEachBackend runs fn against a fresh, migrated SQLite database and,
@@ -81,16 +82,11 @@ func mustGet(t *testing.T, st *storage.Store, id int64) *storage.Task {
 	return task
 }
 
-// waitFor polls cond until it holds, failing after d with what was awaited.
+// waitFor polls cond until it holds, failing after d with what was
+// awaited (testwait.For).
 func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.For(t, d, what, cond)
 }
 
 // service is what every maintenance service offers.

@@ -8,6 +8,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/argo-retry/argo/internal/testwait"
 )
 
 // fakeServer is a TCP listener standing in for a MySQL server: each
@@ -119,15 +121,11 @@ func expectClosed(t *testing.T, c net.Conn) {
 	}
 }
 
+// waitUntil polls cond until it holds, failing with what after 5 s
+// (testwait.For).
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 5s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.For(t, 5*time.Second, what, cond)
 }
 
 // pair dials a client through the proxy and returns it with its server side.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/argo-retry/argo/internal/storage"
 	"github.com/argo-retry/argo/internal/testdb"
+	"github.com/argo-retry/argo/internal/testwait"
 )
 
 // galeraDiamondRounds is how many diamonds TestDiamondReleasedWhenUpstreams
@@ -109,21 +110,19 @@ func diamondStuck(t *testing.T, a, b *storage.Store, now storage.Millis) bool {
 	return false
 }
 
-// waitFor polls cond on s until it holds, failing the test when ctx ends.
+// waitFor polls cond on s until it holds, failing the test when ctx ends
+// (testwait.For, bounded by ctx's deadline).
 func waitFor(ctx context.Context, t *testing.T, s *storage.Store, what string, cond func(*storage.Store) (bool, error)) {
 	t.Helper()
-	for {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		t.Fatalf("waitFor(%s): ctx has no deadline", what)
+	}
+	testwait.For(t, time.Until(deadline), what, func() bool {
 		ok, err := cond(s)
 		if err != nil {
 			t.Fatalf("waiting for %s: %v", what, err)
 		}
-		if ok {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("waiting for %s: %v", what, ctx.Err())
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
+		return ok
+	})
 }

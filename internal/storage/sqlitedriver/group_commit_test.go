@@ -13,21 +13,17 @@ import (
 	"github.com/argo-retry/argo/internal/storage"
 	"github.com/argo-retry/argo/internal/storage/sqlitedriver"
 	"github.com/argo-retry/argo/internal/testdb"
+	"github.com/argo-retry/argo/internal/testwait"
 )
 
 // groupWait bounds every wait of the group-commit tests.
 const groupWait = 20 * time.Second
 
-// waitFor polls cond until it holds, failing with what after groupWait.
+// waitFor polls cond until it holds, failing with what after groupWait
+// (testwait.For).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(groupWait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %v: %s", groupWait, what)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testwait.For(t, groupWait, what, cond)
 }
 
 // openLocked opens a Store on a new SQLite file whose write lock the test holds.
