@@ -98,7 +98,11 @@ func NewOrphanFlagger(store orphanStore, cfg OrphanFlaggerConfig) *OrphanFlagger
 func (o *OrphanFlagger) flag(ctx context.Context) []string {
 	now := o.cfg.Now()
 	known, live, err := o.store.KnownTaskNames(ctx, storage.ToMillis(now.Add(-o.cfg.InstanceTimeout)))
-	if err != nil {
+	if err != nil || len(live) == 0 {
+		// No live instance: not even this one's heartbeat is recent (its
+		// first not yet written, or late under load), so no name is known
+		// and every due task would be flagged, its last error overwritten.
+		// Nothing can be judged until a heartbeat lands.
 		return nil
 	}
 	flagged, err := o.store.FlagOrphans(ctx, known, live, storage.ToMillis(now.Add(-o.cfg.After)), storage.ToMillis(now), o.cfg.Batch)

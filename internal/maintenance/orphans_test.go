@@ -3,6 +3,7 @@ package maintenance
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -53,6 +54,38 @@ func TestOrphanFlaggerFlagsTasksWithoutHandler(t *testing.T) {
 			if row := mustGet(t, st, task.ID); row.ErrorMsg != "" {
 				t.Errorf("%s (due %s) flagged: %q", task.Name, task.ExecuteTime.Time(), row.ErrorMsg)
 			}
+		}
+	})
+}
+
+// With no instance heartbeating recently (this one's first heartbeat not
+// yet written, or late under load) nothing is known, and the flagger
+// flags nothing: it overwrote the last error of every due task with "no
+// handler … on any live instance ()", and a fallback then got that text as
+// its cause (runtime TestFallbackAndDead under load).
+func TestOrphanFlaggerWaitsForALiveInstance(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, st *storage.Store) {
+		ctx, now := context.Background(), time.Now()
+		if err := st.RecordHeartbeat(ctx, "late", []string{"handled"}, storage.ToMillis(now.Add(-time.Hour))); err != nil {
+			t.Fatal(err)
+		}
+		task := sampleTask("handled", storage.StateRetrying, storage.ToMillis(now.Add(-time.Hour)))
+		task.ErrorMsg = "always"
+		mustInsert(t, st, task)
+		var passes atomic.Int32
+		o := NewOrphanFlagger(st, OrphanFlaggerConfig{Interval: 5 * time.Millisecond, After: time.Minute, InstanceTimeout: time.Minute,
+			Leading: func() bool { passes.Add(1); return true }})
+		if err := o.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer o.Stop(ctx)
+		// Asked a third time: at least two passes ended.
+		waitFor(t, 5*time.Second, "two passes", func() bool { return passes.Load() >= 3 })
+		if err := o.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if row := mustGet(t, st, task.ID); row.ErrorMsg != "always" {
+			t.Fatalf("with no live instance the flagger wrote %q over the task's last error", row.ErrorMsg)
 		}
 	})
 }
