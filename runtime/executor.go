@@ -104,8 +104,9 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 	spanOutcome := spanOutcomeGivenBack
 	defer func() { endTaskSpan(span, spanOutcome, runErr) }()
 	ran := ctx.Err() == nil
+	var called bool // the function was called (not only the fault injection's read)
 	if ran {
-		runErr = callSafely(func() error { return rt.runOrInject(ctx, t, h) }) // fault_injection.go
+		runErr = callSafely(func() error { return rt.runOrInject(ctx, t, h, &called) }) // fault_injection.go
 	} else {
 		runErr = context.Cause(ctx)
 	}
@@ -113,9 +114,10 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 	cancel()
 	finished := rt.now()
 	if rt.leases.done(lease, running) {
-		if !ran && rt.leases.lapsedHere(lease) {
+		if !called && rt.leases.lapsedHere(lease) {
 			// The lease lapsed here before the function started (a claim
-			// whose answer came back late, a worker that came free late):
+			// whose answer came back late, a worker that came free late,
+			// the fault injection's read not answered in time):
 			// give the row back with its attempt undone, fenced on the
 			// lease as claimed, rather than leave it to the rescuer, which
 			// would charge an attempt that never ran. A row rescued or

@@ -39,8 +39,10 @@ func (in *Inspector) TransientFail(ctx context.Context, id int64, reason string)
 // runOrInject calls h's function for attempt t, or, with
 // Config.FaultInjection, fails it with an *InjectedFailure when a
 // transient-fail request of the task is pending (one read per attempt, only
-// then).
-func (rt *Runtime) runOrInject(ctx context.Context, t *Task, h *TaskDef) error {
+// then). It sets *called just before it calls the function: an attempt
+// whose lease lapsed here while the read waited for its answer never
+// started, and is given back undone (run), not charged lease_expired.
+func (rt *Runtime) runOrInject(ctx context.Context, t *Task, h *TaskDef, called *bool) error {
 	if rt.cfg.FaultInjection {
 		n, err := rt.store.TransientFailsPending(ctx, t.ID)
 		if err != nil {
@@ -52,5 +54,6 @@ func (rt *Runtime) runOrInject(ctx context.Context, t *Task, h *TaskDef) error {
 			return &InjectedFailure{TaskID: t.ID, Attempt: t.ExecuteTimes}
 		}
 	}
+	*called = true
 	return h.Run(ctx, []byte(t.Parameter))
 }

@@ -209,19 +209,30 @@ func (l *leaseSet) lapsedHere(k leaseKey) bool {
 // start registers a function about to run under k, which the caller holds
 // (add), and returns the context to run it with: parent, canceled with cause
 // ErrLeaseLost if the lease is found gone or lapses (canceled already if it
-// has lapsed). End the run with done.
+// has lapsed, or if its deadline has passed and its timer has not fired
+// yet: a lease added with its deadline gone already, whose timer runs on
+// another goroutine, lapses here and now, before the function starts). End
+// the run with done.
 func (l *leaseSet) start(parent context.Context, k leaseKey, name, kind string) (context.Context, *leaseRun) {
 	ctx, cancel := context.WithCancelCause(parent)
 	r := &leaseRun{name: name, kind: kind, cancel: cancel}
+	var lapsedNow bool
 	l.mu.Lock()
 	if h := l.held[k]; h != nil {
 		h.run = r
+		if !h.lapsed && h.timer != nil && !time.Now().Before(h.deadline) {
+			h.lapsed, lapsedNow = true, true
+		}
 		if h.lapsed {
 			r.lost.Store(true)
 			cancel(ErrLeaseLost)
 		}
 	}
+	expired := l.expired
 	l.mu.Unlock()
+	if lapsedNow && expired != nil {
+		expired(k, nil) // no function started under it
+	}
 	return ctx, r
 }
 

@@ -162,7 +162,10 @@ func (rt *Runtime) Submit(ctx context.Context, c Call) (int64, error) {
 		}
 		return 0, notPersisted(t.Name, err)
 	}
-	if resolved && runNow && !rt.confirmResolvedLease(ctx, t) {
+	// A lease written long ago (the INSERT waited on a lock, or its answer
+	// was lost and resolved) is renewed from now before the attempt starts
+	// (submit_lease.go).
+	if runNow && (resolved || rt.submitLeaseAged(now)) && !rt.confirmResolvedLease(ctx, t) {
 		rt.endSubmitReservation(sync, runNow)
 		return t.ID, nil // persisted; no longer this instance's to run now
 	}

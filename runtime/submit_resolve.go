@@ -26,17 +26,17 @@ func (rt *Runtime) endSubmitReservation(sync, runNow bool) {
 }
 
 // confirmResolvedLease renews the lease of a row written leased whose
-// existence was learnt by a resolution (time has passed since it was
-// written), and reports whether it is still this instance's first attempt to
-// run. If it was rescued meanwhile, or the database cannot say, it is left
-// to the database.
+// existence was learnt by a resolution, or whose INSERT took long
+// (submitLeaseAged): time has passed since its lease was written. It reports
+// whether the row is still this instance's first attempt to run. If it was
+// rescued meanwhile, or the database cannot say, it is left to the database.
 func (rt *Runtime) confirmResolvedLease(callerCtx context.Context, t *Task) bool {
 	ctx, cancel := storage.ResolveContext(callerCtx, storage.SubmitResolveFloor)
 	defer cancel()
 	until := toMillis(rt.now().Add(rt.cfg.LeaseDuration))
 	ok, err := rt.store.ConfirmSubmitLease(ctx, t.ID, rt.cfg.InstanceID, until)
 	if err != nil || !ok {
-		rt.log.Warn("argo: submitted task persisted, but not run at once: its lease could not be renewed after its INSERT's answer was lost", "task_id", t.ID, "task", t.Name, "error", err)
+		rt.log.Warn("argo: submitted task persisted, but not run at once: its lease could not be renewed after its INSERT took long or its answer was lost", "task_id", t.ID, "task", t.Name, "error", err)
 		return false
 	}
 	t.LeaseUntil = until
