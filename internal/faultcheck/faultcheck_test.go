@@ -365,14 +365,7 @@ func runTarget(t *testing.T, tg target) {
 	}
 	d.stopAll()
 
-	in := Input{Died: d.died, CutOff: d.cutOff, Partitioned: d.partitioned, Stopped: map[string]bool{}, Injecting: map[string]bool{}}
-	if s.features[FeatureOperator] {
-		for _, p := range d.all {
-			if p.slot == InjectSlot {
-				in.Injecting[p.id] = true
-			}
-		}
-	}
+	in := Input{Died: d.died, CutOff: d.cutOff, Partitioned: d.partitioned, Stopped: map[string]bool{}}
 	for p := range d.cleanly {
 		in.Stopped[p.id] = true
 	}

@@ -153,11 +153,6 @@ type Input struct {
 	// Budget is the retry budget's row of group BudgetGroup at the end
 	// (nil: the group has no row, or the feature is off).
 	Budget *BudgetRow
-	// Injecting lists the instances that ran with Config.FaultInjection
-	// (the worker of InjectSlot under the operator feature): an attempt
-	// charged to one of them and never started may have been lost in its
-	// read of the task's transient-fail requests (charged-unrun excuses it).
-	Injecting map[string]bool
 	// TransientTrail counts, per task, the transient-fail requests in the
 	// operator trail (argo_operator_action) at the end (nil: not read).
 	TransientTrail map[int64]int
@@ -528,7 +523,7 @@ func Check(in Input) []Violation {
 		if _, died := in.Died[a.Worker]; died {
 			continue
 		}
-		if in.Partitioned[a.Worker] || in.Injecting[a.Worker] {
+		if in.Partitioned[a.Worker] {
 			continue
 		}
 		bad(InvChargedUnrun, "task %d attempt %d: charged to %s as lease_expired, never started, and that process was not killed%s",

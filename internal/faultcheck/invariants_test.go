@@ -460,22 +460,3 @@ func TestCheckForceFail(t *testing.T) {
 		})
 	}
 }
-
-// TestCheckChargedUnrunOnInjectingWorker: an attempt charged and never
-// started is excused on the worker that runs with fault injection (lost
-// in its read of the requests), and on no other.
-func TestCheckChargedUnrunOnInjectingWorker(t *testing.T) {
-	for _, c := range []struct {
-		worker string
-		want   int
-	}{{"w0.1", 0}, {"w1.0", 1}} {
-		h := newHistory()
-		h.in.Injecting = map[string]bool{"w0.1": true}
-		h.call("0-0-0", 1, TaskPlain, runtime.StateSucceeded, 2, 0, nil)
-		h.in.Attempts = []AttemptRow{{Task: 1, Attempt: 1, Outcome: runtime.OutcomeLeaseExpired, Worker: c.worker}}
-		h.exec(1, 2, "w1.0", 3000, 3010, OutOK)
-		if got := invariants(Check(h.in))[InvChargedUnrun]; got != c.want {
-			t.Errorf("charged to %s: %d charged-unrun violations, want %d", c.worker, got, c.want)
-		}
-	}
-}
