@@ -151,7 +151,7 @@ func TestAutoMigrateWithoutCreateGrant(t *testing.T) {
 	dsn := testdb.MySQLDSN(t)
 	user := testdb.MySQLUser(t, dsn, "SELECT, INSERT, UPDATE, DELETE")
 	_, err := Start(context.Background(), Config{DSN: user, AutoMigrate: true, Logger: quietLogger()})
-	wantErrText(t, "AutoMigrate without CREATE", err, []string{"lacks the CREATE grant", "1142", "GRANT SELECT, INSERT, CREATE, ALTER, INDEX ON `", "argo_u_", "without Config.AutoMigrate"})
+	wantErrText(t, "AutoMigrate without CREATE", err, []string{"lacks the CREATE grant", "1142", "GRANT SELECT, INSERT, UPDATE, CREATE, ALTER, INDEX ON `", "argo_u_", "without Config.AutoMigrate"})
 
 	// With the schema there but 000002 to apply, the missing grant is ALTER.
 	root := openTestDB(t, dsn)
@@ -169,14 +169,15 @@ func TestAutoMigrateWithoutCreateGrant(t *testing.T) {
 
 // The grants docs/mysql.md lists: a runtime needs only SELECT, INSERT,
 // UPDATE and DELETE on a schema created by another user; migrating needs
-// SELECT, INSERT, CREATE, ALTER and INDEX. A user lacking one is told which.
+// SELECT, INSERT, CREATE, ALTER and INDEX, and UPDATE since 000017 (its
+// backfill of has_downstream). A user lacking one is told which.
 func TestMySQLGrants(t *testing.T) {
 	ctx := context.Background()
 	dsn := testdb.MySQLDSN(t)
-	migrator := testdb.MySQLUser(t, dsn, "SELECT, INSERT, CREATE, ALTER, INDEX")
+	migrator := testdb.MySQLUser(t, dsn, "SELECT, INSERT, UPDATE, CREATE, ALTER, INDEX")
 	db := openTestDB(t, migrator)
 	if applied, err := Migrate(ctx, db, DialectMySQL); err != nil || len(applied) == 0 {
-		t.Fatalf("Migrate with SELECT, INSERT, CREATE, ALTER, INDEX: %v, %v", applied, err)
+		t.Fatalf("Migrate with SELECT, INSERT, UPDATE, CREATE, ALTER, INDEX: %v, %v", applied, err)
 	}
 
 	cfg := testConfig(testdb.MySQLUser(t, dsn, "SELECT, INSERT, UPDATE, DELETE"))
@@ -228,9 +229,9 @@ func TestMySQLGrants(t *testing.T) {
 		_, err := Start(ctx, Config{DSN: testdb.MySQLUser(t, dsn, c.privs), Logger: quietLogger()})
 		wantErrText(t, "runtime with "+c.privs, err, []string{"lacks the " + c.lacks + " grant", "GRANT SELECT, INSERT, UPDATE, DELETE ON `"}, "missing or out of date")
 	}
-	for _, c := range []struct{ privs, lacks string }{{"INSERT, CREATE, ALTER", "SELECT"}, {"SELECT, CREATE, ALTER", "INSERT"}} {
+	for _, c := range []struct{ privs, lacks string }{{"INSERT, CREATE, ALTER", "SELECT"}, {"SELECT, CREATE, ALTER", "INSERT"}, {"SELECT, INSERT, CREATE, ALTER, INDEX", "UPDATE"}} {
 		_, err := Migrate(ctx, openTestDB(t, testdb.MySQLUser(t, testdb.MySQLDSN(t), c.privs)), DialectMySQL)
-		wantErrText(t, "migrate with "+c.privs, err, []string{"lacks the " + c.lacks + " grant", "GRANT SELECT, INSERT, CREATE, ALTER, INDEX ON `"})
+		wantErrText(t, "migrate with "+c.privs, err, []string{"lacks the " + c.lacks + " grant", "GRANT SELECT, INSERT, UPDATE, CREATE, ALTER, INDEX ON `"})
 	}
 }
 

@@ -155,7 +155,7 @@ func (d *Driver) GrantError(db *sql.DB, err error, file string) error {
 	}
 	database, user := sessionAccount(db)
 	if file != "" {
-		return fmt.Errorf("argo: migrate %s: the MySQL user lacks the %s grant (%w): GRANT SELECT, INSERT, CREATE, ALTER, INDEX ON `%s`.* TO %s for migrating (docs/mysql.md), or have a DBA apply sql/mysql/*.up.sql in order and start without Config.AutoMigrate", file, grant, me, database, user)
+		return fmt.Errorf("argo: migrate %s: the MySQL user lacks the %s grant (%w): GRANT SELECT, INSERT, UPDATE, CREATE, ALTER, INDEX ON `%s`.* TO %s for migrating (docs/mysql.md), or have a DBA apply sql/mysql/*.up.sql in order and start without Config.AutoMigrate", file, grant, me, database, user)
 	}
 	return fmt.Errorf("argo: the MySQL user lacks the %s grant (%w): GRANT SELECT, INSERT, UPDATE, DELETE ON `%s`.* TO %s, what the runtime needs (docs/mysql.md)", grant, me, database, user)
 }
