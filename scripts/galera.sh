@@ -200,6 +200,9 @@ write_config() {
 		echo "[mariadbd]"
 		if is_root; then echo "user=mysql"; fi
 		echo "datadir=$d/data"
+		# Its own tmpdir: at start mariadbd deletes every "#sql*" file in it,
+		# other servers' live temporary tables too if it were the shared /tmp.
+		echo "tmpdir=$d/tmp"
 		echo "socket=$d/mysql.sock"
 		echo "pid-file=$d/mariadbd.pid"
 		echo "log-error=$d/mariadbd.log"
@@ -252,7 +255,7 @@ init_cluster() {
 	local n d
 	for n in $(seq 1 "$NODES"); do
 		d=$(node_dir "$n")
-		mkdir -p "$d/data"
+		mkdir -p "$d/data" "$d/tmp"
 		write_config "$n"
 	done
 	d=$(node_dir 1)

@@ -148,12 +148,18 @@ cmd_start() {
 	# shell, make, or a Go test running this via exec — does not wait on it
 	# and a Ctrl-C in the terminal does not reach it; `stop` shuts it down.
 	rm -f "$dir/mariadbd.pid"
+	# A tmpdir of its own: at start mariadbd deletes every "#sql*" file in its
+	# tmpdir as a leftover of its own, so servers sharing /tmp (make test
+	# starts several) delete each other's live temporary tables ("Error on
+	# delete of '/tmp/#sql-update-….MAD'" in a multi-table UPDATE).
+	mkdir -p "$dir/tmp"
 	local setsid=()
 	if command -v setsid >/dev/null 2>&1; then
 		setsid=(setsid)
 	fi
 	"${setsid[@]}" "$MARIADBD" --no-defaults "${as_user[@]}" \
 		--datadir="$dir/data" \
+		--tmpdir="$dir/tmp" \
 		--socket="$dir/mysql.sock" \
 		--pid-file="$dir/mariadbd.pid" \
 		--log-error="$dir/mariadbd.log" \
