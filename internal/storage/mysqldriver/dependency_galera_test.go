@@ -2,8 +2,10 @@ package mysqldriver_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -34,6 +36,11 @@ func TestDiamondReleasedWhenUpstreamsFinishOnTwoNodes(t *testing.T) {
 			db := testdb.GaleraCluster(t).NewDatabase(t) // holds the cluster lock (shared) until t ends
 			a := openStore(t, db.DSN(1), onetrip)
 			b := openStore(t, db.DSN(2), onetrip)
+			t.Cleanup(func() {
+				if t.Failed() {
+					logNodeStates(t, db.DSNs())
+				}
+			})
 			stuck := 0
 			for round := range galeraDiamondRounds {
 				if diamondStuck(t, a, b, storage.Millis(1000*(round+1))) {
@@ -47,13 +54,19 @@ func TestDiamondReleasedWhenUpstreamsFinishOnTwoNodes(t *testing.T) {
 	}
 }
 
+// galeraRoundBound bounds one round of the diamond test. A round takes
+// about 40 ms on an idle machine; one in a loaded make test ran out of 20 s
+// with no word of where it waited (the node states are now logged when the
+// test fails).
+const galeraRoundBound = 60 * time.Second
+
 // diamondStuck runs one round: U1, U2 claimed through a, D after both
 // submitted through a; once node 2 sees all of it, U1 finishes through a
 // and U2 through b at once. It reports whether D is still blocked once
 // both finishes are visible on node 1.
 func diamondStuck(t *testing.T, a, b *storage.Store, now storage.Millis) bool {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), galeraRoundBound)
 	defer cancel()
 	u1 := claimedTask(t, a, "u1", "w1", now)
 	u2 := claimedTask(t, a, "u2", "w2", now)
@@ -84,12 +97,14 @@ func diamondStuck(t *testing.T, a, b *storage.Store, now storage.Millis) bool {
 			errs[i] = errors.Join(err, errors.Join(ferrs...))
 		}()
 	}
+	began := time.Now()
 	close(start)
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		t.Fatalf("finishing U1 and U2 on two nodes: %v", err)
+		t.Fatalf("finishing U1 and U2 on two nodes (%s): %v", time.Since(began), err)
 	}
-	waitFor(ctx, t, a, "node 1 to see both finishes", func(s *storage.Store) (bool, error) {
+	what := fmt.Sprintf("node 1 to see both finishes (U1 %d, U2 %d, D %d; the finishes returned in %s)", u1.ID, u2.ID, d, time.Since(began))
+	waitFor(ctx, t, a, what, func(s *storage.Store) (bool, error) {
 		ups, err := s.Upstream(ctx, d)
 		if err != nil || len(ups) != 2 {
 			return false, err
@@ -125,4 +140,40 @@ func waitFor(ctx context.Context, t *testing.T, s *storage.Store, what string, c
 		}
 		return ok
 	})
+}
+
+// logNodeStates logs, for each node of a failed Galera test, its wsrep
+// state, its receive queue and whether flow control paused it, and the
+// rows of argo_task as that node sees them.
+func logNodeStates(t *testing.T, dsns []string) {
+	for i, dsn := range dsns {
+		db, err := sql.Open("mysql", strings.TrimPrefix(dsn, "mysql:"))
+		if err != nil {
+			t.Logf("node %d: %v", i+1, err)
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		status := map[string]string{}
+		rows, err := db.QueryContext(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_local_state_comment', 'wsrep_cluster_status', 'wsrep_local_recv_queue', 'wsrep_flow_control_paused', 'wsrep_local_bf_aborts', 'wsrep_local_cert_failures')")
+		for err == nil && rows.Next() {
+			var k, v string
+			if err = rows.Scan(&k, &v); err == nil {
+				status[k] = v
+			}
+		}
+		var tasks []string
+		if err == nil {
+			var trows *sql.Rows
+			trows, err = db.QueryContext(ctx, "SELECT CONCAT(id, ':', task_status, '/', lease_owner) FROM argo_task ORDER BY id DESC LIMIT 6")
+			for err == nil && trows.Next() {
+				var row string
+				if err = trows.Scan(&row); err == nil {
+					tasks = append(tasks, row)
+				}
+			}
+		}
+		t.Logf("node %d: %v; last tasks (id:state/owner) %v; err %v", i+1, status, tasks, err)
+		cancel()
+		db.Close()
+	}
 }
