@@ -9,14 +9,26 @@ import "context"
 // claimable or not (or no longer, or not yet) the submit's: an id given up
 // by a rolled-back transaction may be handed to another call's row (SQLite
 // reuses the largest rowid), which this claim never takes.
+//
+// If the claim's outcome is unknown (its answer lost), or it took the row
+// and the row could not be read back, the row may be leased to owner with
+// no attempt to run: it returns a *ClaimUnknownError naming the row as the
+// claim wrote it, which this Store remembers to give back
+// (GiveBackPendingClaims), as for any claim whose outcome is unknown.
 func (s *Store) ClaimSubmitted(ctx context.Context, id int64, token []byte, owner string, now, leaseUntil Millis) (*Task, error) {
+	// The row as the submit wrote it: pending, no attempt yet.
+	asSubmitted := []*Task{{ID: id, State: StatePending}}
 	n, err := s.exec(ctx, s.sql.ClaimSubmitted, owner, leaseUntil, now, id, token, now, now)
-	if err != nil || n == 0 {
-		return nil, err
+	if err != nil {
+		return nil, s.noteClaim(ClaimUnknown(s.d, err, owner, now, leaseUntil, asSubmitted))
+	}
+	if n == 0 {
+		return nil, nil
 	}
 	t, err := s.Get(ctx, id)
-	if err != nil {
-		return nil, err
+	if err != nil { // taken, but not read back: nothing will run it
+		taken := MaybeClaimed{ID: id, From: StatePending, Owner: owner, LeaseUntil: leaseUntil, Modified: now}
+		return nil, s.noteClaim(&ClaimUnknownError{Rows: []MaybeClaimed{taken}, Err: err})
 	}
 	if t.LeaseOwner != owner || !t.State.Leased() {
 		return nil, nil
