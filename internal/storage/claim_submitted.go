@@ -18,6 +18,7 @@ import "context"
 func (s *Store) ClaimSubmitted(ctx context.Context, id int64, token []byte, owner string, now, leaseUntil Millis) (*Task, error) {
 	// The row as the submit wrote it: pending, no attempt yet.
 	asSubmitted := []*Task{{ID: id, State: StatePending}}
+	leaseUntil = s.claimLease(leaseUntil) // claim_unknown.go
 	n, err := s.exec(ctx, s.sql.ClaimSubmitted, owner, leaseUntil, now, id, token, now, now)
 	if err != nil {
 		return nil, s.noteClaim(ClaimUnknown(s.d, err, owner, now, leaseUntil, asSubmitted))

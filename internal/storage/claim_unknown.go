@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // Claims whose outcome is unknown. A claim takes rows in a transaction; if
@@ -95,10 +96,33 @@ func (s *Store) GiveBackUnclaimed(ctx context.Context, rows []MaybeClaimed, now 
 }
 
 // unclaimedRows are the rows of this Store's claims whose outcome was
-// unknown, not given back yet.
+// unknown, not given back yet; lastLease is the lease end of this Store's
+// last claim (claimLease).
 type unclaimedRows struct {
-	mu   sync.Mutex
-	rows []MaybeClaimed
+	mu        sync.Mutex
+	rows      []MaybeClaimed
+	lastLease atomic.Int64
+}
+
+// claimLease returns the lease end a claim of this Store writes for
+// leaseUntil: leaseUntil, or one millisecond after the last claim's if
+// that is not before it. No two claims of one Store write the same lease
+// end, so a give-back fenced on a claim whose outcome was unknown never
+// matches a later claim of the same row by the same owner: with both at
+// one time, a give-back undid the later claim, whose attempt had run, and
+// the attempt ran again under its number (a claim of the poller's own
+// shards lost its answer, and the steal claim of the same poll, dated the
+// same, took the row: the fault checker's exec-once on MariaDB, one
+// attempt run twice on one worker). A lease at most a few milliseconds
+// longer is the whole cost.
+func (s *Store) claimLease(leaseUntil Millis) Millis {
+	for {
+		last := s.unclaimed.lastLease.Load()
+		next := max(int64(leaseUntil), last+1)
+		if s.unclaimed.lastLease.CompareAndSwap(last, next) {
+			return Millis(next)
+		}
+	}
 }
 
 // maxPendingClaims bounds the rows remembered for a give-back (claims

@@ -109,6 +109,7 @@ func (s *Store) ClaimFlow(ctx context.Context, c FlowClaim) (FlowClaimResult, er
 	if len(c.Names) == 0 || c.Limit <= 0 {
 		return out, nil
 	}
+	c.LeaseUntil = s.claimLease(c.LeaseUntil) // claim_unknown.go
 	// A group with nothing due costs one plain read, no write: the poll of
 	// an idle group neither locks its row nor queues behind its claimers.
 	// A group the caller found busy skips it (it would find work).

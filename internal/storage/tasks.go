@@ -103,6 +103,7 @@ func (s *Store) ClaimScoped(ctx context.Context, owner string, now, dueBy, lease
 	if scope == "" {
 		return nil, nil // no handler here, or no shard owned: claim nothing
 	}
+	leaseUntil = s.claimLease(leaseUntil) // claim_unknown.go
 	// A held retry (lease_until in the future while claimable) is its
 	// owner's to restart; no one claims it before the hold ends: the
 	// driver's claim takes only rows due by dueBy whose lease ended by now.
@@ -132,6 +133,7 @@ func (s *Store) ClaimByID(ctx context.Context, id int64, from State, owner strin
 	if from != StatePending && from != StateRetrying && from != StateExhausted {
 		return nil, fmt.Errorf("argo: claimByID of task %d from %s: only pending, retrying or exhausted tasks are claimed", id, from)
 	}
+	leaseUntil = s.claimLease(leaseUntil) // claim_unknown.go
 	n, err := s.exec(ctx, s.sql.ClaimByID, owner, leaseUntil, now, id, from, now, now)
 	if err != nil || n == 0 {
 		return nil, err

@@ -316,3 +316,8 @@ func short(s string) string {
 	}
 	return fmt.Sprintf("%q", s)
 }
+
+// claimLeaseOK reports whether a claim asked to lease until want wrote
+// lease end got: want, or a few milliseconds later (no two claims of one
+// Store write the same lease end: Store.claimLease).
+func claimLeaseOK(got, want Millis) bool { return got >= want && got < want+100 }
