@@ -87,10 +87,10 @@ func (s State) Leased() bool { return s == StateRunning || s == StateFallingBack
 // Every state write in the store names its expected from-state in its WHERE
 // clause, so the database enforces this table too, not only this process.
 var transitions = map[State][]State{
-	StatePending:     {StateRunning, StateDiscarded, StateDead}, // → dead: an operator's force-fail
-	StateRunning:     {StateSucceeded, StateRetrying, StateExhausted, StatePending},
-	StateRetrying:    {StateRunning, StateDiscarded, StateDead},     // → dead: an operator's force-fail
-	StateExhausted:   {StateFallingBack, StateDiscarded, StateDead}, // → dead: force-fail (no fallback run)
+	StatePending:     {StateRunning, StateDiscarded, StateDead},                                     // → dead: an operator's force-fail
+	StateRunning:     {StateSucceeded, StateRetrying, StateExhausted, StatePending, StateDiscarded}, // → discarded: an operator's cancel
+	StateRetrying:    {StateRunning, StateDiscarded, StateDead},                                     // → dead: an operator's force-fail
+	StateExhausted:   {StateFallingBack, StateDiscarded, StateDead},                                 // → dead: force-fail (no fallback run)
 	StateFallingBack: {StateRecovered, StateDead, StateExhausted},
 	StateSucceeded:   nil,
 	StateRecovered:   nil,
