@@ -328,3 +328,23 @@ func TestCancelWhereBounded(t *testing.T) {
 		}
 	})
 }
+
+// A renewal that finds a claimed task cancelled before its function started
+// marks the lease: the function's context is cancelled (cause ErrCancelled)
+// before it runs, and done reports the loss.
+func TestCancelledLeaseStartsNothing(t *testing.T) {
+	var l leaseSet
+	k := leaseKey{ID: 7, Attempt: 1}
+	l.add(k, time.Now())
+	defer l.remove(k)
+	if r := l.cancelled(k); r != nil {
+		t.Fatalf("cancelled = %v, want nil: no function runs yet", r)
+	}
+	ctx, run := l.start(context.Background(), k, "t", "attempt")
+	if ctx.Err() == nil || !errors.Is(context.Cause(ctx), ErrCancelled) {
+		t.Fatalf("the function's context: %v (cause %v), want cancelled with ErrCancelled before it starts", ctx.Err(), context.Cause(ctx))
+	}
+	if !l.done(k, run) {
+		t.Fatal("done does not report the cancelled lease as lost")
+	}
+}
