@@ -20,6 +20,7 @@ func cancelCases() []testCase {
 		{"RunningAndTheRenewal", cancelRunning},
 		{"FinishBetweenReadAndUpdate", cancelRacedByFinish},
 		{"ReclaimedBetweenReadAndUpdate", cancelRacedByReclaim},
+		{"HeldRetryBetweenReadAndUpdate", cancelRacedByHeldRetry},
 		{"Dependents", cancelDependents},
 	}
 }
@@ -203,4 +204,30 @@ func cancelDependents(t *testing.T, e Engine) {
 		t.Fatal(err)
 	}
 	wantStates(t, s, "after the cancel of the blocked task", map[int64]storage.State{ids[0]: pending, ids[1]: discarded, ids[2]: storage.StateSkipped})
+}
+
+// The attempt the cancel read fails before the cancel's UPDATE, its retry
+// held by the same instance (same owner, same attempt number: only the
+// state tells it apart): the cancel ends the held retry, and records no
+// cancelled attempt, since attempt 1 is recorded failed already.
+func cancelRacedByHeldRetry(t *testing.T, e Engine) {
+	s := e.Open(t)
+	a := newTask("a", pending, 100, 0)
+	insert(t, s, a)
+	ca := claimOnly(t, s, 200, a.ID)[0]
+	raced := false
+	hook := func(ctx context.Context, try int, at storage.TxPoint) error {
+		if !raced && at == storage.TryBegin {
+			raced = true
+			f := failure(ca, retrying, 1_000, "flaky")
+			f.HoldUntil = 2_000
+			return s.Finish(context.Background(), f, 210)
+		}
+		return nil
+	}
+	c, err := s.Cancel(storage.WithTxHook(ctxFor(t), hook), a.ID, "stop", "op", 300)
+	if err != nil || c.From != retrying || c.Attempt != 0 {
+		t.Fatalf("Cancel raced by a held retry = %+v, %v; want from retrying, no attempt", c, err)
+	}
+	wantCancelled(t, s, a.ID, "stop", "op")
 }
