@@ -81,9 +81,11 @@ func (s *Store) Cancel(ctx context.Context, id int64, reason, who string, now Mi
 				return nil
 			}
 			if t.State == StateRunning {
+				// A row written leased by its submit (or whose function had not
+				// started) has no start yet: its lease began at gmt_modified.
 				started := t.AttemptStartedAt
-				if started == 0 { // leased, its function not started yet
-					started = now
+				if started == 0 {
+					started = min(t.GmtModified, now)
 				}
 				a := &Attempt{TaskPK: id, Attempt: t.ExecuteTimes, Kind: "attempt", Worker: t.LeaseOwner, StartedAt: started,
 					FinishedAt: now, Outcome: argotype.OutcomeCancelled, Error: "cancelled by " + operatorName(who) + ": " + reason}
