@@ -35,7 +35,8 @@ const (
 	// StateDead: attempts were exhausted and there is no fallback or it failed: the dead letter
 	// (seed dlq_recorded then failed). Stays visible; an operator may requeue or discard it.
 	StateDead State = 7
-	// StateDiscarded: an operator discarded the task with a reason. May be requeued.
+	// StateDiscarded: an operator discarded or cancelled the task with a reason
+	// (a cancel ends a running task too: docs/cancel.md). May be requeued.
 	StateDiscarded State = 8
 	// StateBlocked: waits for the tasks it depends on (argo_task_dep); not
 	// claimable (no due_at, outside every claim's state set). It becomes
