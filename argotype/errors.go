@@ -24,6 +24,11 @@ var ErrNotFound = errors.New("argo: no such task")
 // (the task was rescued, requeued or discarded meanwhile). The write is refused.
 var ErrLeaseLost = errors.New("argo: lease lost: the task was rescued or changed by another worker; this write is refused")
 
+// ErrCancelled is the cause (context.Cause) of the context of an attempt
+// whose task an operator cancelled while it ran (docs/cancel.md): its
+// outcome is not written; the cancel wrote it.
+var ErrCancelled = errors.New("argo: task cancelled by an operator: this attempt's outcome is not recorded")
+
 // ErrNotPersisted wraps every error of a submit whose row was not written:
 // the call did not happen and will not happen; the caller decides. A submit
 // returns it only when that is certain (the database refused the INSERT, or

@@ -12,6 +12,7 @@ const (
 	ActionDiscardReject  = "discard_reject"  // the second operator rejected: the task is untouched
 	ActionForceFail      = "force_fail"      // a task no worker holds sent to the dead letter
 	ActionRunNow         = "run_now"         // a waiting task made due now
+	ActionCancel         = "cancel"          // a task ended discarded by a cancel, its running attempt (if any) stopped (docs/cancel.md)
 	ActionBreakerOpen    = "breaker_open"    // a flow group's breaker opened by hand (TaskPK 0, Group)
 	ActionBreakerClose   = "breaker_close"   // a flow group's breaker closed by hand (TaskPK 0, Group)
 	// ActionTransientFail is a transient-fail request: the task's next

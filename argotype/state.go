@@ -35,7 +35,8 @@ const (
 	// StateDead: attempts were exhausted and there is no fallback or it failed: the dead letter
 	// (seed dlq_recorded then failed). Stays visible; an operator may requeue or discard it.
 	StateDead State = 7
-	// StateDiscarded: an operator discarded the task with a reason. May be requeued.
+	// StateDiscarded: an operator discarded or cancelled the task with a reason
+	// (a cancel ends a running task too: docs/cancel.md). May be requeued.
 	StateDiscarded State = 8
 	// StateBlocked: waits for the tasks it depends on (argo_task_dep); not
 	// claimable (no due_at, outside every claim's state set). It becomes
@@ -87,10 +88,10 @@ func (s State) Leased() bool { return s == StateRunning || s == StateFallingBack
 // Every state write in the store names its expected from-state in its WHERE
 // clause, so the database enforces this table too, not only this process.
 var transitions = map[State][]State{
-	StatePending:     {StateRunning, StateDiscarded, StateDead}, // → dead: an operator's force-fail
-	StateRunning:     {StateSucceeded, StateRetrying, StateExhausted, StatePending},
-	StateRetrying:    {StateRunning, StateDiscarded, StateDead},     // → dead: an operator's force-fail
-	StateExhausted:   {StateFallingBack, StateDiscarded, StateDead}, // → dead: force-fail (no fallback run)
+	StatePending:     {StateRunning, StateDiscarded, StateDead},                                     // → dead: an operator's force-fail
+	StateRunning:     {StateSucceeded, StateRetrying, StateExhausted, StatePending, StateDiscarded}, // → discarded: an operator's cancel
+	StateRetrying:    {StateRunning, StateDiscarded, StateDead},                                     // → dead: an operator's force-fail
+	StateExhausted:   {StateFallingBack, StateDiscarded, StateDead},                                 // → dead: force-fail (no fallback run)
 	StateFallingBack: {StateRecovered, StateDead, StateExhausted},
 	StateSucceeded:   nil,
 	StateRecovered:   nil,

@@ -135,4 +135,8 @@ const (
 	OutcomePanicked     = "panicked"
 	OutcomeTimeout      = "timeout"
 	OutcomeLeaseExpired = "lease_expired"
+	// OutcomeCancelled is an attempt that was running when an operator
+	// cancelled its task (docs/cancel.md): written by the cancel, its
+	// worker's own outcome is not.
+	OutcomeCancelled = "cancelled"
 )

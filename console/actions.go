@@ -44,6 +44,10 @@ var taskActions = map[string]actionDef{
 	"force-fail": {reasonNeeded: true, flash: "force-failed", do: func(ctx context.Context, in *runtime.Inspector, id int64, reason string) (int64, error) {
 		return 0, in.ForceFail(ctx, id, reason)
 	}},
+	"cancel": {reasonNeeded: true, flash: "cancelled", do: func(ctx context.Context, in *runtime.Inspector, id int64, reason string) (int64, error) {
+		_, err := in.Cancel(ctx, id, reason)
+		return 0, err
+	}},
 }
 
 // flashes are the messages a task page shows after an action, by code.
@@ -56,6 +60,7 @@ var flashes = map[string]string{
 	"discard-rejected":  "Discard rejected: the task stays as it is.",
 	"run":               "Due now: the next claim of any instance takes it.",
 	"force-failed":      "Sent to the dead letter.",
+	"cancelled":         "Cancelled: the task ends discarded and never runs again; a running attempt is stopped at its instance's next lease renewal.",
 }
 
 // flashText is the message of the flash code in v ("" for none).
@@ -80,7 +85,7 @@ func (c *console) taskAction(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("action")
 	a, ok := taskActions[name]
 	if !ok {
-		return &httpError{http.StatusNotFound, "no action " + strconv.Quote(name) + " (requeue, discard, discard-request, discard-approve, discard-reject, run, force-fail)"}
+		return &httpError{http.StatusNotFound, "no action " + strconv.Quote(name) + " (requeue, discard, discard-request, discard-approve, discard-reject, run, force-fail, cancel)"}
 	}
 	reason := strings.TrimSpace(r.PostForm.Get("reason"))
 	status := http.StatusConflict

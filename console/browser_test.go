@@ -21,8 +21,8 @@ import (
 // TestConsoleInBrowser walks the console as an operator does: the overview
 // and its charts, a filter down to one dead task, a discard asked for by
 // alice and approved by bob, a bulk requeue through its confirmation, a task
-// page and the overview refreshing themselves, and stored XSS payloads that
-// stay text. SQLite gets every step; MariaDB the steps that write.
+// page and the overview refreshing themselves, stored XSS payloads that
+// stay text, and a running attempt cancelled from its task page. SQLite gets every step; MariaDB the steps that write.
 func TestConsoleInBrowser(t *testing.T) {
 	for _, b := range testdb.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
@@ -39,6 +39,7 @@ func TestConsoleInBrowser(t *testing.T) {
 				e.liveRefresh()
 				e.storedXSSStaysText()
 			}
+			e.cancelRunning()
 		})
 	}
 }

@@ -35,8 +35,8 @@ var discardable = []runtime.State{runtime.StatePending, runtime.StateRetrying, r
 // with the number of tasks the action will touch; with it, it acts.
 func (c *console) bulkAction(w http.ResponseWriter, r *http.Request) error {
 	action := r.PathValue("action")
-	if action != "requeue" && action != "discard" {
-		return &httpError{http.StatusNotFound, "no bulk action " + fmt.Sprintf("%q", action) + " (requeue or discard)"}
+	if action != "requeue" && action != "discard" && action != "cancel" {
+		return &httpError{http.StatusNotFound, "no bulk action " + fmt.Sprintf("%q", action) + " (requeue, discard or cancel)"}
 	}
 	q, err := parseTaskQuery(r.PostForm, c.opts.Now(), c.opts.PageSize)
 	if err != nil {
@@ -45,6 +45,9 @@ func (c *console) bulkAction(w http.ResponseWriter, r *http.Request) error {
 	reason := strings.TrimSpace(r.PostForm.Get("reason"))
 	if action == "discard" && reason == "" {
 		return badRequestf("a discard needs a reason: it is recorded in the operator trail")
+	}
+	if action == "cancel" && reason == "" {
+		return badRequestf("a cancel needs a reason: it is recorded in the operator trail")
 	}
 	ctx := r.Context()
 	in := c.inspector(r)
@@ -87,6 +90,8 @@ func (c *console) bulkAction(w http.ResponseWriter, r *http.Request) error {
 		switch {
 		case action == "requeue":
 			v.Note = "Only dead and discarded tasks not requeued before are requeued; each runs again as a new task."
+		case action == "cancel":
+			v.Note = "Only pending, running, retrying, exhausted and blocked tasks are cancelled: each ends discarded and never runs again; a running attempt is stopped at its instance's next lease renewal."
 		case request:
 			v.Note = "Each pending, retrying, exhausted or dead task gets a discard request; another operator approves or rejects each."
 		default:
@@ -101,7 +106,7 @@ func (c *console) bulkAction(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-var bulkPast = map[string]string{"requeue": "Requeued", "discard": "Discarded", "request the discard of": "Discard requested for"}
+var bulkPast = map[string]string{"requeue": "Requeued", "discard": "Discarded", "cancel": "Cancelled", "request the discard of": "Discard requested for"}
 
 func plural(n int) string {
 	if n == 1 {
@@ -115,6 +120,8 @@ func (c *console) runBulk(ctx context.Context, in *runtime.Inspector, action str
 	switch {
 	case action == "requeue":
 		return in.RequeueWhereWithReason(ctx, f, reason, dryRun)
+	case action == "cancel":
+		return in.CancelWhere(ctx, f, reason, dryRun)
 	case !request:
 		return in.DiscardWhere(ctx, f, reason, dryRun)
 	}

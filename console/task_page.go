@@ -46,7 +46,7 @@ type attemptView struct {
 
 // actionSet are the actions that apply to a task in its state.
 type actionSet struct {
-	Requeue, Discard, DiscardRequest, DiscardDecide, Run, ForceFail bool
+	Requeue, Discard, DiscardRequest, DiscardDecide, Run, ForceFail, Cancel bool
 }
 
 // taskID reads the {id} of the route.
@@ -144,6 +144,7 @@ func (c *console) actionsFor(t *runtime.Task, links runtime.RequeueLinks, openRe
 		a.Run = true
 	}
 	a.ForceFail = runtime.ForceFailable(t.State)
+	a.Cancel = runtime.Cancellable(t.State)
 	return a
 }
 

@@ -47,7 +47,9 @@ type Config struct {
 	// this process (during Stop too), a failed renewal being tried again
 	// every LeaseDuration/20. A renewal that finds the lease gone (rescued,
 	// or taken by another instance) cancels the attempt's context at once
-	// with cause ErrLeaseLost; so does a lease whose renewal this instance
+	// with cause ErrLeaseLost (ErrCancelled when an operator cancelled the
+	// task: Inspector.Cancel, so a cancel stops a running attempt within
+	// LeaseDuration/3); so does a lease whose renewal this instance
 	// could not confirm (the database unreachable from here), LeaseDuration/10
 	// before it ends by this instance's own clock. Either way its outcome is
 	// not recorded. A task whose lease expired (its instance died or was cut

@@ -50,6 +50,12 @@ func outcomeUnknown(name string, err error) error { return storage.OutcomeUnknow
 // (the task was rescued, requeued or discarded meanwhile). The write is refused.
 var ErrLeaseLost = argotype.ErrLeaseLost
 
+// ErrCancelled is the cause (context.Cause) of the context of an attempt
+// whose task an operator cancelled while it ran (Inspector.Cancel); a sync
+// caller gets an *AttemptError wrapping it, WillRetry false. Its outcome is
+// not written: the cancel recorded the attempt as cancelled.
+var ErrCancelled = argotype.ErrCancelled
+
 // AttemptError is what a sync wrapper returns when the attempt it ran in the
 // caller's goroutine failed. The task is persisted: WillRetry says whether the
 // runtime will try it again (else it went to the fallback or the dead letter).

@@ -129,6 +129,10 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 		// Another instance may be running this task now: whatever this
 		// attempt did, its outcome is not ours to write.
 		spanOutcome = spanOutcomeLeaseLost
+		if errors.Is(context.Cause(ctx), ErrCancelled) { // cancel.go: no retry follows
+			rt.log.Info("argo: attempt returned after its task was cancelled; its outcome is not recorded", "task_id", t.ID, "task", t.Name, "attempt", t.ExecuteTimes, "shard", t.ShardKey, "returned", errString(runErr))
+			return &AttemptError{TaskID: t.ID, Attempt: t.ExecuteTimes, Err: fmt.Errorf("attempt canceled: %w", ErrCancelled)}
+		}
 		rt.log.Info("argo: attempt returned after losing its lease; its outcome is not recorded", "task_id", t.ID, "task", t.Name, "attempt", t.ExecuteTimes, "shard", t.ShardKey, "returned", errString(runErr))
 		return &AttemptError{TaskID: t.ID, Attempt: t.ExecuteTimes, WillRetry: true, Err: fmt.Errorf("attempt canceled: %w", ErrLeaseLost)}
 	}

@@ -72,13 +72,20 @@ func (rt *Runtime) renewLeases() bool {
 	// earlier than LeaseDuration after this instant.
 	sent := time.Now()
 	now := rt.now()
-	lost, err := rt.store.ExtendLeases(ctx, rt.cfg.InstanceID, keys, toMillis(now.Add(rt.cfg.LeaseDuration)), toMillis(now))
+	lost, cancelled, err := rt.store.ExtendLeasesCancel(ctx, rt.cfg.InstanceID, keys, toMillis(now.Add(rt.cfg.LeaseDuration)), toMillis(now))
 	if err != nil {
 		rt.health.failed(rt, "renew leases", err)
 		return false
 	}
 	gone := make(map[leaseKey]bool, len(lost))
+	for _, k := range cancelled {
+		gone[k] = true
+		rt.leaseCancelled(k) // cancel.go
+	}
 	for _, k := range lost {
+		if gone[k] {
+			continue
+		}
 		gone[k] = true
 		if r := rt.leases.lose(k); r != nil {
 			rt.log.Warn("argo: lease lost (the task was rescued or taken by another instance): "+r.kind+" canceled, its outcome will not be recorded", "task_id", k.ID, "task", r.name, "attempt", k.Attempt)

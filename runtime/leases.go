@@ -49,6 +49,9 @@ type leaseHold struct {
 	timer    *time.Timer
 	// lapsed: the deadline passed before a renewal was confirmed.
 	lapsed bool
+	// cancelled: a renewal found the task cancelled (cancel.go); no
+	// function starts under it.
+	cancelled bool
 }
 
 // setup makes leases expire life after their last confirmed renewal was
@@ -226,6 +229,9 @@ func (l *leaseSet) start(parent context.Context, k leaseKey, name, kind string) 
 		if h.lapsed {
 			r.lost.Store(true)
 			cancel(ErrLeaseLost)
+		} else if h.cancelled {
+			r.lost.Store(true)
+			cancel(ErrCancelled)
 		}
 	}
 	expired := l.expired

@@ -35,6 +35,10 @@ commands:
                                              finished tasks cannot be requeued: submit the call again
   discard  ID... | filters -reason TEXT [--all] [--dry-run]
                                              end pending, retrying, exhausted or dead tasks
+  cancel   ID... | filters [-group GROUP] -reason TEXT [-limit 10000] [--all] [--dry-run]
+                                             end pending, running, retrying, exhausted or blocked tasks
+                                             (discarded, never run again); a running attempt is stopped
+                                             at its instance's next lease renewal (docs/cancel.md)
   discard-request ID... -reason TEXT        ask for a discard; another operator approves or rejects it
   discard-approve ID... [-reason TEXT]      approve (and carry out) another operator's discard request
   discard-reject  ID... [-reason TEXT]      reject another operator's discard request
@@ -106,6 +110,7 @@ var commands = map[string]func(e *env, args []string) error{
 	"show":    cmdShow,
 	"requeue": cmdRequeue,
 	"discard": cmdDiscard,
+	"cancel":  cmdCancel,
 	"migrate": cmdMigrate,
 
 	"discard-request": cmdDiscardRequest,

@@ -365,7 +365,7 @@ func runTarget(t *testing.T, tg target) {
 	}
 	d.stopAll()
 
-	in := Input{Died: d.died, CutOff: d.cutOff, Partitioned: d.partitioned, Stopped: map[string]bool{}}
+	in := Input{Died: d.died, CutOff: d.cutOff, Partitioned: d.partitioned, Stopped: map[string]bool{}, CancelBound: d.tg.lease + 2*time.Second}
 	for p := range d.cleanly {
 		in.Stopped[p.id] = true
 	}

@@ -34,6 +34,7 @@ const (
 	InvRefusal        = "refusal"             // a call argo documents as refused is refused (ErrNotPersisted) and never stored
 	InvOperator       = "operator"            // a task discarded or force-failed does not start again and ends so; no capped attempt starts while its breaker is open by hand
 	InvTransientFail  = "transient-fail"      // attempts failed by injection: no more than the requests, each after one, none calling the function
+	InvCancel         = "cancel"              // no attempt of a cancelled task starts after the cancel (but the one it found claimed); what ran at the cancel ends within CancelBound; no fallback
 	InvRetryBudget    = "retry-budget"        // a retry budget counts each call's first attempt once (a give-back does not count it again), and admits no more retries than its rule
 )
 
@@ -156,7 +157,16 @@ type Input struct {
 	// TransientTrail counts, per task, the transient-fail requests in the
 	// operator trail (argo_operator_action) at the end (nil: not read).
 	TransientTrail map[int64]int
+	// CancelBound is how long after a cancel returned the attempt it
+	// found running may still run (0: DefaultCancelBound): its worker's next
+	// renewal, or its lease's lapse if the renewal does not get through.
+	CancelBound time.Duration
 }
+
+// DefaultCancelBound is CancelBound for a 2 s lease: the lease itself (a
+// renewal that does not get through lapses it at LeaseDuration less a
+// tenth) and 2 s for a loaded host.
+const DefaultCancelBound = 4 * time.Second
 
 // BudgetRow is a retry budget's counters, as argo_flow holds them.
 type BudgetRow struct {
@@ -610,7 +620,7 @@ func Check(in Input) []Violation {
 	operated := map[int64]bool{}
 	for id, rs := range acted {
 		for _, r := range rs {
-			if r.Ev == ActDiscard || r.Ev == ActReviewed || r.Ev == ActForceFail || r.Ev == ActRequeue {
+			if r.Ev == ActDiscard || r.Ev == ActReviewed || r.Ev == ActForceFail || r.Ev == ActRequeue || r.Ev == ActCancel {
 				operated[id] = true // its outcome is the operator's
 			}
 			if r.Answer != "ok" || (r.Ev != ActDiscard && r.Ev != ActReviewed && r.Ev != ActForceFail) {
@@ -636,6 +646,46 @@ func Check(in Input) []Violation {
 			}
 			if row := rowByID[id]; row != nil && row.State != want {
 				bad(InvOperator, "task %d ended %s after the operator's %s succeeded (want %s)", id, row.State, r.Ev, want)
+			}
+		}
+	}
+	// Cancels (docs/cancel.md): after a cancel answered ok, no attempt of
+	// the task starts whose number is above the attempt the cancel found
+	// running (the one its history row records cancelled; none if the task
+	// was waiting), no fallback starts, every run not ended when the cancel
+	// began ends within CancelBound of its answer (the claimed attempt
+	// whose function had not started yet included), and the task ends
+	// discarded.
+	bound := in.CancelBound
+	if bound == 0 {
+		bound = DefaultCancelBound
+	}
+	cancelledAttempt := map[int64]int{}
+	for _, a := range in.Attempts {
+		if a.Outcome == runtime.OutcomeCancelled {
+			cancelledAttempt[a.Task] = max(cancelledAttempt[a.Task], a.Attempt)
+		}
+	}
+	for id, rs := range acted {
+		for _, r := range rs {
+			if r.Ev != ActCancel || r.Answer != "ok" {
+				continue
+			}
+			for _, sp := range byTask[id] {
+				switch {
+				case sp.fallback && sp.start.After(r.Time()):
+					at = sp.start
+					bad(InvCancel, "task %d: its fallback started on %s at %s after the cancel returned at %s", id, sp.inst, clock(sp.start), clock(r.Time()))
+				case !sp.fallback && sp.attempt > cancelledAttempt[id] && sp.start.After(r.Time()):
+					at = sp.start
+					bad(InvCancel, "task %d: attempt %d started on %s at %s after the cancel returned at %s (attempt recorded cancelled: %d)", id, sp.attempt, sp.inst, clock(sp.start), clock(r.Time()), cancelledAttempt[id])
+				case !r.began.IsZero() && sp.end.After(r.began) && sp.end.After(r.Time().Add(bound)):
+					at = sp.end
+					bad(InvCancel, "task %d: attempt %d on %s (%s–%s, %s) ran %s after the cancel returned at %s (bound %s)", id, sp.attempt, sp.inst, clock(sp.start), clock(sp.end), sp.out, sp.end.Sub(r.Time()).Round(time.Millisecond), clock(r.Time()), bound)
+				}
+			}
+			if row := rowByID[id]; row != nil && row.State != runtime.StateDiscarded {
+				bad(InvCancel, "task %d ended %s after the cancel succeeded (want discarded)", id, row.State)
 			}
 		}
 	}

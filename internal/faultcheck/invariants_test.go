@@ -159,6 +159,12 @@ func TestCheckFindsEachBreak(t *testing.T) {
 			h.in.Records = append(h.in.Records, Record{Kind: KindOperator, Ev: ActDiscard, At: h.at(5), Inst: "operator", Task: 1, Answer: "ok"})
 			h.exec(1, 1, "w0.0", 10, 20, OutOK) // started after the discard
 		}},
+		{InvCancel, func(h *history) {
+			h.call("0-0-0", 1, TaskPlain, runtime.StateDiscarded, 2, 0, nil)
+			h.exec(1, 1, "w0.0", 10, 20, OutFail)
+			h.op(ActCancel, 1, 25, 30, "ok")    // the retry waits: cancelled
+			h.exec(1, 2, "w1.0", 40, 50, OutOK) // started after the cancel
+		}},
 		{InvFlowLimit, func(h *history) {
 			for i := range CapLimit + 1 {
 				id := int64(i + 1)
@@ -456,6 +462,58 @@ func TestCheckForceFail(t *testing.T) {
 			mod(h)
 			if got := invariants(Check(h.in)); got[InvOperator] == 0 {
 				t.Errorf("invariant %s did not fire; violations: %v", InvOperator, got)
+			}
+		})
+	}
+}
+
+// TestCheckCancel: after a cancel the attempt it found running (recorded
+// cancelled) may run on, and may even start (claimed before the cancel, its
+// function not started yet), but must end within CancelBound; no later
+// attempt and no fallback starts; the task ends discarded.
+func TestCheckCancel(t *testing.T) {
+	clean := func(h *history) {
+		h.call("0-0-0", 1, TaskFallback, runtime.StateDiscarded, 2, 0, nil)
+		h.exec(1, 1, "w0.0", 10, 20, OutFail)
+		h.exec(1, 2, "w0.0", 30, 900, OutCancelled) // running at the cancel, stopped by the renewal
+		h.op(ActCancel, 1, 40, 50, "ok")
+		h.in.Attempts = append(h.in.Attempts, AttemptRow{Task: 1, Attempt: 2, Outcome: runtime.OutcomeCancelled, Worker: "w0.0"})
+	}
+	h := newHistory()
+	clean(h)
+	if vs := Check(h.in); len(vs) > 0 {
+		t.Fatalf("a clean history has violations: %+v", vs)
+	}
+	h = newHistory()
+	h.call("0-0-0", 1, TaskPlain, runtime.StateDiscarded, 1, 0, nil)
+	h.op(ActCancel, 1, 5, 10, "ok")
+	h.exec(1, 1, "w0.0", 12, 500, OutCancelled) // claimed before the cancel, started after it
+	h.in.Attempts = append(h.in.Attempts, AttemptRow{Task: 1, Attempt: 1, Outcome: runtime.OutcomeCancelled, Worker: "w0.0"})
+	if vs := Check(h.in); len(vs) > 0 {
+		t.Fatalf("the claimed attempt starting after the cancel and ending in time has violations: %+v", vs)
+	}
+	cases := map[string]func(h *history){
+		"fallback after": func(h *history) {
+			h.in.Records = append(h.in.Records,
+				Record{Kind: KindExec, Ev: "start", At: h.at(960), Inst: "w1.0", Task: 1, Attempt: 2, Fallback: true, Op: "0-0-0", Sum: Sum(h.args["0-0-0"])},
+				Record{Kind: KindExec, Ev: "end", At: h.at(961), Inst: "w1.0", Task: 1, Attempt: 2, Fallback: true, Op: "0-0-0", Out: OutOK})
+		},
+		"ran past the bound": func(h *history) {
+			h.in.Records = h.in.Records[:len(h.in.Records)-4] // attempt 2 ends 10 s after the cancel
+			h.exec(1, 2, "w0.0", 30, 10050, OutCancelled)
+			h.op(ActCancel, 1, 40, 50, "ok")
+		},
+		"not discarded": func(h *history) {
+			h.in.Rows[0].State = runtime.StateDead
+		},
+	}
+	for name, mod := range cases {
+		t.Run(name, func(t *testing.T) {
+			h := newHistory()
+			clean(h)
+			mod(h)
+			if got := invariants(Check(h.in)); got[InvCancel] == 0 {
+				t.Errorf("invariant %s did not fire; violations: %v", InvCancel, got)
 			}
 		})
 	}

@@ -23,6 +23,7 @@ const (
 	ActForceFail = "force-fail"     // Inspector.ForceFail of a pending, blocked, retrying or exhausted task
 	ActRunNow    = "run-now"        // Inspector.RunNow of a scheduled (pending, due later) task
 	ActRequeue   = "requeue"        // Inspector.RequeueAsNew of a dead or discarded task (Record.ID: the new task)
+	ActCancel    = "cancel"         // Inspector.Cancel of a running (half the time) or a pending, retrying, exhausted or blocked task
 	// ActBlockedRequeue is Inspector.Discard of a blocked task (its
 	// upstream task still unfinished), then at once Inspector.RequeueAsNew
 	// of it: the new task must keep the old one's dependencies (#22 break 5).
@@ -103,6 +104,11 @@ func (o *Operator) Act(ctx context.Context) {
 	var act, where string
 	var args []any
 	switch {
+	case x < 16:
+		act, where, args = ActCancel, "task_status = ?", []any{runtime.StateRunning}
+		if o.r.IntN(2) == 0 {
+			where, args = "task_status IN (?, ?, ?, ?)", []any{runtime.StatePending, runtime.StateRetrying, runtime.StateExhausted, runtime.StateBlocked}
+		}
 	case x < 28:
 		act, where, args = ActDiscard, "task_status IN (?, ?, ?)", []any{runtime.StatePending, runtime.StateRetrying, runtime.StateBlocked}
 	case x < 40:
@@ -151,6 +157,8 @@ func (o *Operator) do(ctx context.Context, act string, id int64) error {
 		}
 	case ActForceFail:
 		err = o.in.ForceFail(ctx, id, "faultcheck")
+	case ActCancel:
+		_, err = o.in.Cancel(ctx, id, "faultcheck")
 	case ActRunNow:
 		err = o.in.RunNow(ctx, id, "faultcheck")
 	case ActTransientFail:

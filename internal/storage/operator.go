@@ -160,7 +160,20 @@ func (s *Store) discardRefused(ctx context.Context, id int64) error {
 	if links.To != 0 {
 		return fmt.Errorf("%w: task %d was requeued as task %d; act on that one", ErrAlreadyRequeued, id, links.To)
 	}
-	return s.stateChanged(ctx, id, StateDiscarded, 0, nil)
+	t, err := s.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(DiscardableStates, t.State) {
+		// Not the state machine's table: running → discarded is a cancel's
+		// move (cancel.go), never a discard's.
+		te := &argotype.TransitionError{TaskID: id, From: t.State, To: StateDiscarded, Code: argotype.CodeTransitionInvalid}
+		if t.State == StateRunning {
+			return fmt.Errorf("%w; a discard waits for the running attempt to end: cancel the task to stop it (argoctl cancel)", te)
+		}
+		return te
+	}
+	return fmt.Errorf("argo: task %d changed state meanwhile (now %s); try again", id, t.State)
 }
 
 // DecideDiscard approves or rejects the open discard request of task id,

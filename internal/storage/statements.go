@@ -100,6 +100,9 @@ type Statements struct {
 
 	// Discard ends a discardable row not requeued: arguments reason, now, id.
 	Discard string
+	// Cancel ends a row as read (cancel.go) as discarded, its lease
+	// cleared: arguments reason, now, id, state, lease owner, attempt.
+	Cancel string
 
 	// PurgeCandidates reads ids of purgeable rows changed before a cutoff:
 	// arguments cutoff, limit.

@@ -306,22 +306,31 @@ func (s *Store) InsertAttempt(ctx context.Context, ex Execer, a *Attempt) error 
 // (the row was rescued, claimed again, finished or deleted meanwhile); their
 // running functions must stop. An error says nothing about the leases.
 func (s *Store) ExtendLeases(ctx context.Context, owner string, keys []LeaseKey, until, now Millis) (lost []LeaseKey, err error) {
+	lost, _, err = s.ExtendLeasesCancel(ctx, owner, keys, until, now)
+	return lost, err
+}
+
+// ExtendLeasesCancel is ExtendLeases that also says which of the lost
+// leases were lost to a cancel (cancel.go): their rows are discarded at
+// the same attempt. It reads nothing more than ExtendLeases does.
+func (s *Store) ExtendLeasesCancel(ctx context.Context, owner string, keys []LeaseKey, until, now Millis) (lost, cancelled []LeaseKey, err error) {
 	for len(keys) > 0 {
 		n := min(len(keys), maxLeaseBatch)
-		l, err := s.extendLeaseBatch(ctx, owner, keys[:n], until)
+		l, c, err := s.extendLeaseBatch(ctx, owner, keys[:n], until)
 		if err != nil {
-			return lost, err
+			return lost, cancelled, err
 		}
 		lost = append(lost, l...)
+		cancelled = append(cancelled, c...)
 		keys = keys[n:]
 	}
-	return lost, nil
+	return lost, cancelled, nil
 }
 
 // maxLeaseBatch bounds the leases one renewal statement names.
 const maxLeaseBatch = 500
 
-func (s *Store) extendLeaseBatch(ctx context.Context, owner string, keys []LeaseKey, until Millis) ([]LeaseKey, error) {
+func (s *Store) extendLeaseBatch(ctx context.Context, owner string, keys []LeaseKey, until Millis) (lost, cancelled []LeaseKey, err error) {
 	ids := make([]int64, len(keys))
 	pairs := make([]any, 0, 2*len(keys))
 	for i, k := range keys {
@@ -332,10 +341,10 @@ func (s *Store) extendLeaseBatch(ctx context.Context, owner string, keys []Lease
 	args := append([]any{until, owner}, idArgs...)
 	n, err := s.exec(ctx, s.sql.ExtendLeases(len(keys)), append(args, pairs...)...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if n == int64(len(keys)) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	// Fewer rows changed than leases named: find out which are still held
 	// (MySQL counts a row whose lease_until was already until as unchanged).
@@ -346,21 +355,27 @@ func (s *Store) extendLeaseBatch(ctx context.Context, owner string, keys []Lease
 		State   State  `db:"task_status"`
 	}
 	if err := s.db.SelectContext(ctx, &rows, s.sql.LeaseHolders(len(ids)), idArgs...); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	held := map[LeaseKey]bool{}
+	cancel := map[LeaseKey]bool{}
 	for _, r := range rows {
 		if r.Owner == owner && r.State.Leased() {
 			held[LeaseKey{ID: r.ID, Attempt: r.Attempt}] = true
 		}
+		if cancelledLease(r.State) {
+			cancel[LeaseKey{ID: r.ID, Attempt: r.Attempt}] = true
+		}
 	}
-	var lost []LeaseKey
 	for _, k := range keys {
 		if !held[k] {
 			lost = append(lost, k)
+			if cancel[k] {
+				cancelled = append(cancelled, k)
+			}
 		}
 	}
-	return lost, nil
+	return lost, cancelled, nil
 }
 
 // OrphanMsgPrefix starts the error_msg of a due task no live instance can run.

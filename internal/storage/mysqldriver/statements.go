@@ -162,6 +162,7 @@ var statements = &storage.Statements{
 	ExpiredLeases: "SELECT " + taskColumns + " FROM argo_task WHERE task_status IN " + leased + " AND lease_until < ? ORDER BY lease_until LIMIT ?",
 
 	Discard: "UPDATE " + byID + " SET task_status = " + discarded + ", discard_reason = ?, lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND task_status IN " + discardable + " AND requeued_to IS NULL",
+	Cancel:  "UPDATE " + byID + " SET task_status = " + discarded + ", discard_reason = ?, lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND task_status = ? AND lease_owner = ? AND execute_times = ? AND requeued_to IS NULL",
 
 	PurgeCandidates: "SELECT id FROM argo_task WHERE " + purgeableRow + " AND gmt_modified < ? LIMIT ?",
 	// FOR UPDATE: the rows to delete stay as read until the DELETEs.

@@ -99,6 +99,7 @@ func areas() []struct {
 		{"Requeue", requeueCases()},
 		{"RequeueDependencies", requeueDependencyCases()},
 		{"Operator", operatorCases()},
+		{"Cancel", cancelCases()},
 		{"OperatorNames", operatorNameCases()},
 		{"TransientFail", transientFailCases()},
 		{"GroupCommit", groupCommitCases()},

@@ -1,0 +1,134 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/argo-retry/argo/argotype"
+)
+
+// Cancel (docs/cancel.md).
+//
+// A cancel ends a task discarded, whatever it was doing short of a
+// fallback: a waiting task (pending, retrying — held by an instance or
+// not —, exhausted, blocked) never runs again, and a running one loses its
+// lease. The cancel's UPDATE is fenced on the row as read (state, lease
+// owner, attempt number), so it either lands on the attempt it saw or
+// changes nothing and is tried again on the row as it now is; the finish
+// of the attempt is fenced on the same columns, so exactly one of the two
+// lands. The instance running a cancelled attempt learns it from its next
+// lease renewal (the renewal UPDATE no longer matches the row, and the
+// read that follows a short renewal shows the row discarded at the same
+// attempt): it cancels the attempt's context with cause ErrCancelled and
+// writes no outcome, so no retry and no fallback follow. The cancel writes
+// the attempt's history row itself (outcome cancelled).
+
+// CancellableStates may be cancelled: every state that is neither final
+// nor falling_back (a fallback already runs: it ends recovered or dead).
+var CancellableStates = []State{StatePending, StateRunning, StateRetrying, StateExhausted, StateBlocked}
+
+// CancelReasonPrefix starts the discard_reason of a cancelled task.
+const CancelReasonPrefix = "cancelled: "
+
+// maxCancelTries bounds the reads and fenced UPDATEs of one cancel whose
+// row keeps changing between the two (a task retried very fast).
+const maxCancelTries = 8
+
+// Cancelled is what a cancel ended: the state it found, and for a running
+// task the attempt it stopped and the instance that ran it.
+type Cancelled struct {
+	From    State
+	Attempt int
+	Worker  string
+}
+
+// Cancel ends task id discarded with reason (required) and records who
+// cancelled it in the operator trail, in one transaction that also skips
+// its dependent tasks (as a discard does) and, for a running task, writes
+// the running attempt's history row with outcome cancelled. A task already
+// finished (or falling back, or requeued) is refused with an error that
+// matches argotype.ErrTransitionInvalid and says so; an unknown id with
+// ErrNotFound.
+func (s *Store) Cancel(ctx context.Context, id int64, reason, who string, now Millis) (Cancelled, error) {
+	if err := checkReason("cancel reason", reason); err != nil {
+		return Cancelled{}, err
+	}
+	if err := checkOptionalOperatorName(who); err != nil {
+		return Cancelled{}, err
+	}
+	stored := CancelReasonPrefix + reason
+	if err := CheckOperatorText("cancel reason", stored); err != nil {
+		return Cancelled{}, err
+	}
+	for range maxCancelTries {
+		t, err := s.Get(ctx, id)
+		if err != nil {
+			return Cancelled{}, err
+		}
+		if !slices.Contains(CancellableStates, t.State) {
+			return Cancelled{}, cancelRefused(t)
+		}
+		var n int64
+		err = s.write(ctx, func(tx *sqlx.Tx) error {
+			res, err := tx.ExecContext(ctx, s.sql.Cancel, stored, now, id, t.State, t.LeaseOwner, t.ExecuteTimes)
+			if err != nil {
+				return err
+			}
+			if n, _ = res.RowsAffected(); n == 0 {
+				return nil
+			}
+			if t.State == StateRunning {
+				// A row written leased by its submit (or whose function had not
+				// started) has no start yet: its lease began at gmt_modified.
+				started := t.AttemptStartedAt
+				if started == 0 {
+					started = min(t.GmtModified, now)
+				}
+				a := &Attempt{TaskPK: id, Attempt: t.ExecuteTimes, Kind: "attempt", Worker: t.LeaseOwner, StartedAt: started,
+					FinishedAt: now, Outcome: argotype.OutcomeCancelled, Error: "cancelled by " + operatorName(who) + ": " + reason}
+				if err := s.InsertAttempt(ctx, tx, a); err != nil {
+					return err
+				}
+			}
+			if err := s.settleDownstream(ctx, tx, id, StateDiscarded, now); err != nil {
+				return err
+			}
+			return s.insertAction(ctx, tx, OperatorAction{TaskPK: id, Action: argotype.ActionCancel, Operator: who, Reason: reason, At: now})
+		})
+		if err != nil {
+			return Cancelled{}, err
+		}
+		if n > 0 {
+			c := Cancelled{From: t.State}
+			if t.State == StateRunning {
+				c.Attempt, c.Worker = t.ExecuteTimes, t.LeaseOwner
+			}
+			return c, nil
+		}
+	}
+	if links, err := s.Links(ctx, id); err == nil && links.To != 0 {
+		return Cancelled{}, fmt.Errorf("%w: task %d was requeued as task %d; act on that one", ErrAlreadyRequeued, id, links.To)
+	}
+	return Cancelled{}, fmt.Errorf("argo: task %d changed %d times while being cancelled; try again", id, maxCancelTries)
+}
+
+// cancelRefused says why t cannot be cancelled.
+func cancelRefused(t *Task) error {
+	te := &argotype.TransitionError{TaskID: t.ID, From: t.State, To: StateDiscarded, Code: argotype.CodeTransitionInvalid}
+	switch {
+	case t.State == StateFallingBack:
+		return fmt.Errorf("argo: task %d cannot be cancelled: its fallback is running (it ends recovered or dead): %w", t.ID, te)
+	case t.State.Terminal():
+		return fmt.Errorf("argo: task %d already finished (%s): nothing to cancel: %w", t.ID, t.State, te)
+	}
+	return te
+}
+
+// cancelledLease reports whether a row found in state after a renewal
+// missed its lease ended by a cancel: discarded (a discard takes no row a
+// function runs under; a cancel does). The caller matches the row's attempt
+// number to the lease's.
+func cancelledLease(state State) bool { return state == StateDiscarded }
