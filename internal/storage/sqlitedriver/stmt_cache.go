@@ -211,6 +211,41 @@ func (c *cachedConn) QueryContext(ctx context.Context, query string, args []driv
 	return &cachedRows{Rows: rows, release: func() { c.release(cs) }}, nil
 }
 
+// PrepareContext returns the cached statement of query for the caller to
+// hold until it closes it (the group commit prepares its INSERT once per
+// group); held, it is busy: other calls of the text run uncached meanwhile.
+func (c *cachedConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	cs, err := c.acquire(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if cs == nil {
+		return c.base.PrepareContext(ctx, query)
+	}
+	return &heldStmt{Stmt: cs.st, release: func() { c.release(cs) }}, nil
+}
+
+// heldStmt is a cached statement a caller prepared: closing it gives it
+// back to the cache.
+type heldStmt struct {
+	driver.Stmt
+	release func()
+	once    sync.Once
+}
+
+func (s *heldStmt) Close() error {
+	s.once.Do(s.release)
+	return nil
+}
+
+func (s *heldStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	return s.Stmt.(driver.StmtExecContext).ExecContext(ctx, args)
+}
+
+func (s *heldStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	return s.Stmt.(driver.StmtQueryContext).QueryContext(ctx, args)
+}
+
 // Close closes the cached statements, then the connection.
 func (c *cachedConn) Close() error {
 	c.mu.Lock()

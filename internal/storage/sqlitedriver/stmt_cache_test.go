@@ -254,3 +254,45 @@ func TestStmtCacheBoundedAndClosed(t *testing.T) {
 		t.Fatalf("%d statements left open after the handle closed", open)
 	}
 }
+
+// A statement prepared explicitly (database/sql's Prepare, as the group
+// commit prepares its INSERT in each group's transaction) is the cached one:
+// preparing the same text again, once the last was closed, parses nothing.
+func TestStmtCacheExplicitPrepare(t *testing.T) {
+	db, p := openCounted(t, 1)
+	ctx := context.Background()
+	if _, err := db.ExecContext(ctx, "CREATE TABLE n (v INTEGER)"); err != nil {
+		t.Fatal(err)
+	}
+	const q = "INSERT INTO n (v) VALUES (?)"
+	p.take()
+	for v := range 10 {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := tx.PrepareContext(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 2 {
+			if _, err := st.ExecContext(ctx, 10*v+i); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st.Close()
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var n int
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(DISTINCT v) FROM n").Scan(&n); err != nil || n != 20 {
+		t.Fatalf("%d distinct rows, %v; want 20", n, err)
+	}
+	p.mu.Lock()
+	got := p.parses[q]
+	p.mu.Unlock()
+	if got != 1 {
+		t.Fatalf("%q parsed %d times for 10 prepares on one connection, want once", q, got)
+	}
+}
