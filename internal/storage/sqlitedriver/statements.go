@@ -49,13 +49,24 @@ var claimSet = "execute_times = CASE WHEN task_status = " + exhausted + " THEN e
 // ends). Arguments due by, now.
 var ClaimDue = "task_status IN " + claimable + " AND execute_time <= ? AND lease_until <= ?"
 
+// limitArg is the LIMIT of the statements argo runs often (claims, flow
+// candidates, the maintenance sweeps): "LIMIT +?", not "LIMIT ?". SQLite
+// (3.54, as modernc.org/sqlite v1.61.1 embeds it) reads the bound value of
+// a bare "LIMIT ?" while planning, and so marks the statement to be planned
+// again each time that parameter is bound: every call parsed it twice
+// (sqlite3_step re-prepares it), a statement the connection keeps prepared
+// included. "+?" is the same value, which the planner does not read; the
+// plans stay the same (TestLimitArgKeepsThePlan,
+// TestHotStatementsNotReprepared).
+const limitArg = " LIMIT +?"
+
 // Claim is the whole claim, one UPDATE … RETURNING (run in a BEGIN
 // IMMEDIATE transaction): arguments owner, lease_until, now (the claim's
 // SET), due by, now, scope's, limit. The partial index idx_claim_due holds
 // exactly the claimable rows by execute_time; SQLite's planner ignores a
 // partial index without ANALYZE statistics, so the claim names it.
 func Claim(scope string) string {
-	return "UPDATE argo_task SET " + claimSet + " WHERE id IN (SELECT id FROM argo_task INDEXED BY idx_claim_due WHERE " + ClaimDue + " AND " + scope + " AND " + OrderGate + " ORDER BY execute_time LIMIT ?) RETURNING " + taskColumns
+	return "UPDATE argo_task SET " + claimSet + " WHERE id IN (SELECT id FROM argo_task INDEXED BY idx_claim_due WHERE " + ClaimDue + " AND " + scope + " AND " + OrderGate + " ORDER BY execute_time" + limitArg + ") RETURNING " + taskColumns
 }
 
 // OrderGate admits a row without an order key, or a keyed row no earlier
@@ -129,15 +140,15 @@ var statements = &storage.Statements{
 		if known > 0 {
 			q += " AND task_id NOT IN " + storage.Placeholders(known)
 		}
-		return q + " LIMIT ?"
+		return q + limitArg
 	},
 	FlagOrphan:    "UPDATE " + byID + " SET error_msg = ? WHERE id = ? AND task_status IN " + claimable + " AND task_id = ?",
-	ExpiredLeases: "SELECT " + taskColumns + " FROM argo_task WHERE task_status IN " + leased + " AND lease_until < ? ORDER BY lease_until LIMIT ?",
+	ExpiredLeases: "SELECT " + taskColumns + " FROM argo_task WHERE task_status IN " + leased + " AND lease_until < ? ORDER BY lease_until" + limitArg,
 
 	Discard: "UPDATE " + byID + " SET task_status = " + discarded + ", discard_reason = ?, lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND task_status IN " + discardable + " AND requeued_to IS NULL",
 	Cancel:  "UPDATE " + byID + " SET task_status = " + discarded + ", discard_reason = ?, lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND task_status = ? AND lease_owner = ? AND execute_times = ? AND requeued_to IS NULL",
 
-	PurgeCandidates: "SELECT id FROM argo_task WHERE " + purgeableRow + " AND gmt_modified < ? LIMIT ?",
+	PurgeCandidates: "SELECT id FROM argo_task WHERE " + purgeableRow + " AND gmt_modified < ?" + limitArg,
 	// No lock clause: the BEGIN IMMEDIATE transaction already excludes
 	// every other writer until the DELETEs.
 	PurgeLock: func(n int) string {
@@ -227,7 +238,7 @@ var statements = &storage.Statements{
 // partial-index condition the WHERE repeats so that SQLite may use it.
 func ScheduledHoldCandidates(scope string) string {
 	return "SELECT " + taskColumns + " FROM argo_task INDEXED BY idx_claim_due WHERE task_status IN " + claimable + " AND task_status = " + pending +
-		" AND execute_time > ? AND execute_time <= ? AND lease_until <= ? AND order_key IS NULL AND " + scope + " ORDER BY execute_time LIMIT ?"
+		" AND execute_time > ? AND execute_time <= ? AND lease_until <= ? AND order_key IS NULL AND " + scope + " ORDER BY execute_time" + limitArg
 }
 
 // purgeableRow selects the rows the retention purge may delete: finished
