@@ -60,6 +60,9 @@ type Statements struct {
 	// after a later one leaves the later end): arguments until, owner, the
 	// n ids, then n (id, execute_times) pairs.
 	ExtendLeases func(n int) string
+	// ExtendLeasesProgress is ExtendLeases(n) writing the progress of p
+	// of the n leases too (storage.ExtendLeasesProgress gives arguments).
+	ExtendLeasesProgress func(n, p int) string
 	// LeaseHolders reads id, execute_times, lease_owner, task_status of n
 	// rows: the n ids.
 	LeaseHolders func(n int) string

@@ -267,6 +267,10 @@ func FinishStatement(st *Statements, f Finishing, now Millis) (string, []any) {
 	if f.Deferred {
 		set += ", deferred_times = deferred_times + 1"
 	}
+	if ps, pa := finishProgress(f); ps != "" {
+		set += ps
+		args = append(args, pa...)
+	}
 	args = append(args, f.ID, f.Shard, f.From, f.Owner, f.Attempt)
 	if f.SkipsDependencies() {
 		return st.FinishUpdate(set) + NoDownstreamGuard, args
@@ -277,7 +281,7 @@ func FinishStatement(st *Statements, f Finishing, now Millis) (string, []any) {
 // AttemptArgs are the arguments of one row of Statements.InsertAttempts,
 // its error text sanitised.
 func AttemptArgs(a *Attempt) []any {
-	return []any{a.TaskPK, a.Attempt, a.Kind, a.Worker, a.StartedAt, a.FinishedAt, a.Outcome, SanitizeErrorText(a.Error), a.BackoffMs}
+	return []any{a.TaskPK, a.Attempt, a.Kind, a.Worker, a.StartedAt, a.FinishedAt, a.Outcome, SanitizeErrorText(a.Error), a.BackoffMs, a.Progress, SanitizeProgressNote(a.ProgressNote), a.ProgressAt}
 }
 
 // insertAttempts writes attempt rows with one multi-row INSERT.
@@ -285,7 +289,7 @@ func (s *Store) insertAttempts(ctx context.Context, ex Execer, as []*Attempt) er
 	if len(as) == 0 {
 		return nil
 	}
-	args := make([]any, 0, 9*len(as))
+	args := make([]any, 0, 12*len(as))
 	for _, a := range as {
 		args = append(args, AttemptArgs(a)...)
 	}
@@ -304,9 +308,18 @@ func (s *Store) InsertAttempt(ctx context.Context, ex Execer, a *Attempt) error 
 // (the row was rescued, claimed again, finished or deleted meanwhile); their
 // running functions must stop. An error says nothing about the leases.
 func (s *Store) ExtendLeases(ctx context.Context, owner string, keys []LeaseKey, until, now Millis) (lost []LeaseKey, err error) {
+	return s.RenewLeases(ctx, owner, keys, nil, until, now)
+}
+
+// RenewLeases is ExtendLeases carrying, in the same statement, the latest
+// progress of some of the attempts (prog, each for one of keys): each is
+// written to its task row only if the row's lease is renewed (the
+// renewal's fence), with progress_at now. With no prog it is ExtendLeases'
+// statement, unchanged.
+func (s *Store) RenewLeases(ctx context.Context, owner string, keys []LeaseKey, prog []LeaseProgress, until, now Millis) (lost []LeaseKey, err error) {
 	for len(keys) > 0 {
 		n := min(len(keys), maxLeaseBatch)
-		l, err := s.extendLeaseBatch(ctx, owner, keys[:n], until)
+		l, err := s.extendLeaseBatch(ctx, owner, keys[:n], progressOf(prog, keys[:n]), until, now)
 		if err != nil {
 			return lost, err
 		}
@@ -319,7 +332,7 @@ func (s *Store) ExtendLeases(ctx context.Context, owner string, keys []LeaseKey,
 // maxLeaseBatch bounds the leases one renewal statement names.
 const maxLeaseBatch = 500
 
-func (s *Store) extendLeaseBatch(ctx context.Context, owner string, keys []LeaseKey, until Millis) ([]LeaseKey, error) {
+func (s *Store) extendLeaseBatch(ctx context.Context, owner string, keys []LeaseKey, prog []LeaseProgress, until, now Millis) ([]LeaseKey, error) {
 	ids := make([]int64, len(keys))
 	pairs := make([]any, 0, 2*len(keys))
 	for i, k := range keys {
@@ -327,8 +340,12 @@ func (s *Store) extendLeaseBatch(ctx context.Context, owner string, keys []Lease
 		pairs = append(pairs, k.ID, k.Attempt)
 	}
 	idArgs := anySlice(ids)
-	args := append([]any{until, owner}, idArgs...)
-	n, err := s.exec(ctx, s.sql.ExtendLeases(len(keys)), append(args, pairs...)...)
+	q, args := s.sql.ExtendLeases(len(keys)), []any{until}
+	if len(prog) > 0 {
+		q, args = s.sql.ExtendLeasesProgress(len(keys), len(prog)), append(args, progressArgs(prog)...)
+	}
+	args = append(append(args, owner), idArgs...)
+	n, err := s.exec(ctx, q, append(args, pairs...)...)
 	if err != nil {
 		return nil, err
 	}
