@@ -49,7 +49,8 @@ type Runtime struct {
 	loops    sync.WaitGroup
 	attempts sync.WaitGroup
 
-	leases leaseSet
+	leases   leaseSet
+	progress progressSet // the attempts' progress reports (progress.go)
 	flow   flowWakes // when each flow group may next admit (flow_control.go)
 	health health
 	shards shardView

@@ -487,6 +487,11 @@ func (s *Store) Attempts(ctx context.Context, id int64) ([]Attempt, error) {
 		StartedAt Millis `db:"attempt_started_at"`
 		Worker    string `db:"attempt_worker"`
 		Finished  Millis `db:"gmt_modified"`
+		// The last report of the attempt (progress_attempt) that made one.
+		Progress        float64 `db:"progress"`
+		ProgressNote    string  `db:"progress_note"`
+		ProgressAt      Millis  `db:"progress_at"`
+		ProgressAttempt int     `db:"progress_attempt"`
 	}
 	if err := s.db.SelectContext(ctx, &t, s.sql.AttemptOnTaskRow, id); err != nil {
 		return nil, err
@@ -500,7 +505,11 @@ func (s *Store) Attempts(ctx context.Context, id int64) ([]Attempt, error) {
 			return a.Kind == "attempt" && a.Attempt == row.Attempt && a.Outcome == OutcomeSucceeded
 		})
 		if !recorded {
-			out = append(out, Attempt{TaskPK: id, Attempt: row.Attempt, Kind: "attempt", Worker: row.Worker, StartedAt: row.StartedAt, FinishedAt: row.Finished, Outcome: OutcomeSucceeded})
+			a := Attempt{TaskPK: id, Attempt: row.Attempt, Kind: "attempt", Worker: row.Worker, StartedAt: row.StartedAt, FinishedAt: row.Finished, Outcome: OutcomeSucceeded}
+			if row.ProgressAttempt == row.Attempt {
+				a.Progress, a.ProgressNote, a.ProgressAt = row.Progress, row.ProgressNote, row.ProgressAt
+			}
+			out = append(out, a)
 		}
 	}
 	return out, nil

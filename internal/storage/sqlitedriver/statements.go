@@ -98,7 +98,7 @@ var statements = &storage.Statements{
 	GetTask:             "SELECT " + taskColumns + " FROM argo_task WHERE id = ?",
 	TaskState:           "SELECT task_status FROM argo_task WHERE id = ?",
 	TaskAttempts:        "SELECT id, " + attemptRowColumns + " FROM argo_task_attempt WHERE task_pk = ? ORDER BY id",
-	AttemptOnTaskRow:    "SELECT task_status, execute_times, attempt_started_at, attempt_worker, gmt_modified FROM argo_task WHERE id = ?",
+	AttemptOnTaskRow:    "SELECT task_status, execute_times, attempt_started_at, attempt_worker, gmt_modified, progress, progress_note, progress_at, progress_attempt FROM argo_task WHERE id = ?",
 	InsertAttempts: func(n int) string {
 		return "INSERT INTO argo_task_attempt (" + attemptRowColumns + ") VALUES " + strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", n), ", ")
 	},
