@@ -51,10 +51,10 @@ type Runtime struct {
 
 	leases   leaseSet
 	progress progressSet // the attempts' progress reports (progress.go)
-	flow   flowWakes // when each flow group may next admit (flow_control.go)
-	health health
-	shards shardView
-	clock  dbClock // offset to the database's clock (clock.go)
+	flow     flowWakes   // when each flow group may next admit (flow_control.go)
+	health   health
+	shards   shardView
+	clock    dbClock // offset to the database's clock (clock.go)
 
 	holdReads holdReads // when the poller reads the scheduled calls to hold (hold_reads.go)
 
