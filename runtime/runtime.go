@@ -49,14 +49,15 @@ type Runtime struct {
 	loops    sync.WaitGroup
 	attempts sync.WaitGroup
 
-	leases   leaseSet
-	progress progressSet // the attempts' progress reports (progress.go)
-	flow     flowWakes   // when each flow group may next admit (flow_control.go)
-	health   health
-	shards   shardView
-	clock    dbClock // offset to the database's clock (clock.go)
+	leases leaseSet
+	flow   flowWakes // when each flow group may next admit (flow_control.go)
+	health health
+	shards shardView
+	clock  dbClock // offset to the database's clock (clock.go)
 
 	holdReads holdReads // when the poller reads the scheduled calls to hold (hold_reads.go)
+
+	progress progressSet // the attempts' progress reports (progress.go)
 
 	renewStop    chan struct{} // closed by Stop once nothing holds a lease
 	renewDone    chan struct{} // closed when renewLoop has returned
