@@ -107,7 +107,7 @@ func TestProgressRenewedAndKeptInHistory(t *testing.T) {
 			return nil
 		}}
 		cfg := testConfigT(t, dsn)
-		cfg.LeaseDuration = 900 * time.Millisecond // renewals every 300 ms
+		cfg.LeaseDuration = 3 * time.Second // renewals every second
 		rt := startRuntime(t, cfg)
 		if err := rt.Register(def); err != nil {
 			t.Fatal(err)
@@ -191,7 +191,7 @@ func TestProgressAfterLeaseLostNotWritten(t *testing.T) {
 			return ctx.Err()
 		}}
 		cfg := testConfigT(t, dsn)
-		cfg.LeaseDuration = 900 * time.Millisecond
+		cfg.LeaseDuration = 3 * time.Second
 		rt := startRuntime(t, cfg)
 		if err := rt.Register(def); err != nil {
 			t.Fatal(err)
