@@ -74,7 +74,7 @@ func startCounted(t *testing.T, eng Engine, lease time.Duration, defs ...*runtim
 }
 
 // A task reporting progress every millisecond for 2.5 s, under leases
-// renewed every 200 ms, has its progress written only by renewals — each
+// renewed every 500 ms, has its progress written only by renewals — each
 // report-carrying statement is a renewal, no statement of its own — at
 // most once per runtime.ProgressInterval (counted with the statement
 // counter), and its last report by the finish; the row ends with it.
@@ -98,7 +98,7 @@ func TestProgressThrottledOnRenewals(t *testing.T) {
 				ended = time.Now()
 				return nil
 			}}
-			e, texts := startCounted(t, eng, 600*time.Millisecond, def)
+			e, texts := startCounted(t, eng, 1500*time.Millisecond, def)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			id, err := e.rt.Submit(ctx, runtime.Call{Task: def, Args: []byte(`{}`)})
