@@ -16,6 +16,10 @@ const taskColumns = storage.TaskColumns
 // attemptColumns are the columns of an argo_task_attempt row argo writes.
 const attemptColumns = "task_pk, attempt, kind, worker, started_at, finished_at, outcome, error_msg, backoff_ms"
 
+// attemptRowColumns are attemptColumns and the attempt's last progress
+// (migration 000019): the columns argo writes and reads.
+const attemptRowColumns = attemptColumns + ", progress, progress_note, progress_at"
+
 // The state sets the statements name (storage's sets, rendered).
 var (
 	claimable   = storage.StateSet(storage.ClaimableStates...)
@@ -104,10 +108,10 @@ var statements = &storage.Statements{
 	DeleteBySubmitToken: "DELETE FROM argo_task WHERE submit_token = ?",
 	GetTask:             "SELECT " + taskColumns + " FROM argo_task WHERE id = ?",
 	TaskState:           "SELECT task_status FROM argo_task WHERE id = ?",
-	TaskAttempts:        "SELECT id, " + attemptColumns + " FROM argo_task_attempt WHERE task_pk = ? ORDER BY id",
-	AttemptOnTaskRow:    "SELECT task_status, execute_times, attempt_started_at, attempt_worker, gmt_modified FROM argo_task WHERE id = ?",
+	TaskAttempts:        "SELECT id, " + attemptRowColumns + " FROM argo_task_attempt WHERE task_pk = ? ORDER BY id",
+	AttemptOnTaskRow:    "SELECT task_status, execute_times, attempt_started_at, attempt_worker, gmt_modified, progress, progress_note, progress_at, progress_attempt FROM argo_task WHERE id = ?",
 	InsertAttempts: func(n int) string {
-		return "INSERT INTO argo_task_attempt (" + attemptColumns + ") VALUES " + strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?), ", n), ", ")
+		return "INSERT INTO argo_task_attempt (" + attemptRowColumns + ") VALUES " + strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", n), ", ")
 	},
 
 	ClaimByID:      "UPDATE " + byID + " SET " + claimSet + " WHERE id = ? AND task_status = ? AND execute_time <= ? AND lease_until <= ?",
@@ -117,6 +121,9 @@ var statements = &storage.Statements{
 	FinishUpdate: FinishUpdate,
 	Rescue:       "UPDATE " + byID + " SET task_status = ?, execute_time = ?, error_msg = ?, lease_owner = '', lease_until = 0, gmt_modified = ?" + fence + " AND lease_until = ?",
 	ExtendLeases: ExtendLeases,
+	ExtendLeasesProgress: func(n, p int) string {
+		return storage.ExtendLeasesProgress(ExtendLeases(n), p)
+	},
 	LeaseHolders: func(n int) string {
 		return "SELECT id, execute_times, lease_owner, task_status FROM argo_task WHERE id IN " + inIDs(n)
 	},
@@ -197,6 +204,8 @@ var statements = &storage.Statements{
 		{Migration: "000012_instance_tenants.up.sql", Query: "SELECT tenants FROM argo_instance WHERE 1=0"},
 		{Migration: "000016_deferred_attempts.up.sql", Query: "SELECT deferred_times FROM argo_task WHERE 1=0"},
 		{Migration: "000017_has_downstream.up.sql", Query: "SELECT has_downstream FROM argo_task WHERE 1=0"},
+		{Migration: "000019_progress.up.sql", Query: "SELECT progress, progress_note, progress_attempt, progress_at FROM argo_task WHERE 1=0"},
+		{Migration: "000019_progress.up.sql", Query: "SELECT progress, progress_note, progress_at FROM argo_task_attempt WHERE 1=0"},
 		{Migration: "000005_operator_trail.up.sql", Query: "SELECT " + operatorActionColumns + " FROM argo_operator_action WHERE 1=0"},
 		{Migration: "000005_operator_trail.up.sql", Query: "SELECT pending_task, " + discardRequestColumns + " FROM argo_discard_request WHERE 1=0"},
 		{Migration: "000008_order_key.up.sql", Query: "SELECT order_key FROM argo_task INDEXED BY idx_order_open WHERE order_key IS NOT NULL AND task_status IN " + storage.StateSet(storage.OrderHoldingStates...) + " AND 1=0"},
