@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -24,7 +25,10 @@ import (
 // read that follows a short renewal shows the row discarded at the same
 // attempt): it cancels the attempt's context with cause ErrCancelled and
 // writes no outcome, so no retry and no fallback follow. The cancel writes
-// the attempt's history row itself (outcome cancelled).
+// the attempt's history row itself (outcome cancelled), and adds 1 to the
+// cancel_seq of the instance holding the lease, whose next heartbeat
+// (fenced on it: instance_cancel.go) then renews its leases at once: the
+// attempt is stopped within a HeartbeatInterval, not LeaseDuration/3.
 
 // CancellableStates may be cancelled: every state that is neither final
 // nor falling_back (a fallback already runs: it ends recovered or dead).
@@ -73,11 +77,25 @@ func (s *Store) Cancel(ctx context.Context, id int64, reason, who string, now Mi
 		}
 		var n int64
 		err = s.write(ctx, func(tx *sqlx.Tx) error {
+			n = 0
+			// The owner of a running task's lease is told by its next
+			// heartbeat (instance_cancel.go). Its row is locked before the
+			// task's: a claim that reads argo_instance takes them in that
+			// order too.
+			running := t.State == StateRunning && t.LeaseOwner != ""
+			if running {
+				if err := s.bumpCancelSeq(ctx, tx, t.LeaseOwner); err != nil {
+					return err
+				}
+			}
 			res, err := tx.ExecContext(ctx, s.sql.Cancel, stored, now, id, t.State, t.LeaseOwner, t.ExecuteTimes)
 			if err != nil {
 				return err
 			}
 			if n, _ = res.RowsAffected(); n == 0 {
+				if running {
+					return errCancelMissed // undoes the bump
+				}
 				return nil
 			}
 			if t.State == StateRunning {
@@ -98,6 +116,9 @@ func (s *Store) Cancel(ctx context.Context, id int64, reason, who string, now Mi
 			}
 			return s.insertAction(ctx, tx, OperatorAction{TaskPK: id, Action: argotype.ActionCancel, Operator: who, Reason: reason, At: now})
 		})
+		if errors.Is(err, errCancelMissed) {
+			n, err = 0, nil
+		}
 		if err != nil {
 			return Cancelled{}, err
 		}
@@ -114,6 +135,10 @@ func (s *Store) Cancel(ctx context.Context, id int64, reason, who string, now Mi
 	}
 	return Cancelled{}, fmt.Errorf("argo: task %d changed %d times while being cancelled; try again", id, maxCancelTries)
 }
+
+// errCancelMissed rolls back a cancel's transaction whose fenced UPDATE
+// found the row changed since it was read: it is read again.
+var errCancelMissed = errors.New("argo: the task changed between the cancel's read and its UPDATE")
 
 // cancelRefused says why t cannot be cancelled.
 func cancelRefused(t *Task) error {
