@@ -22,6 +22,7 @@ func cancelCases() []testCase {
 		{"ReclaimedBetweenReadAndUpdate", cancelRacedByReclaim},
 		{"HeldRetryBetweenReadAndUpdate", cancelRacedByHeldRetry},
 		{"Dependents", cancelDependents},
+		{"ReachesTheInstanceAtItsHeartbeat", cancelSeqHeartbeat}, // cancel_seq.go
 	}
 }
 
