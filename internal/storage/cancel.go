@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -77,26 +76,20 @@ func (s *Store) Cancel(ctx context.Context, id int64, reason, who string, now Mi
 		}
 		var n int64
 		err = s.write(ctx, func(tx *sqlx.Tx) error {
-			n = 0
-			// The owner of a running task's lease is told by its next
-			// heartbeat (instance_cancel.go). Its row is locked before the
-			// task's: a claim that reads argo_instance takes them in that
-			// order too.
-			running := t.State == StateRunning && t.LeaseOwner != ""
-			if running {
-				if err := s.bumpCancelSeq(ctx, tx, t.LeaseOwner); err != nil {
-					return err
-				}
-			}
 			res, err := tx.ExecContext(ctx, s.sql.Cancel, stored, now, id, t.State, t.LeaseOwner, t.ExecuteTimes)
 			if err != nil {
 				return err
 			}
 			if n, _ = res.RowsAffected(); n == 0 {
-				if running {
-					return errCancelMissed // undoes the bump
-				}
 				return nil
+			}
+			if t.State == StateRunning && t.LeaseOwner != "" {
+				// The lease's owner learns it at its next heartbeat
+				// (instance_cancel.go). No transaction locks an
+				// argo_instance row and then a task's: no lock cycle.
+				if err := s.bumpCancelSeq(ctx, tx, t.LeaseOwner); err != nil {
+					return err
+				}
 			}
 			if t.State == StateRunning {
 				// A row written leased by its submit (or whose function had not
@@ -116,9 +109,6 @@ func (s *Store) Cancel(ctx context.Context, id int64, reason, who string, now Mi
 			}
 			return s.insertAction(ctx, tx, OperatorAction{TaskPK: id, Action: argotype.ActionCancel, Operator: who, Reason: reason, At: now})
 		})
-		if errors.Is(err, errCancelMissed) {
-			n, err = 0, nil
-		}
 		if err != nil {
 			return Cancelled{}, err
 		}
@@ -135,10 +125,6 @@ func (s *Store) Cancel(ctx context.Context, id int64, reason, who string, now Mi
 	}
 	return Cancelled{}, fmt.Errorf("argo: task %d changed %d times while being cancelled; try again", id, maxCancelTries)
 }
-
-// errCancelMissed rolls back a cancel's transaction whose fenced UPDATE
-// found the row changed since it was read: it is read again.
-var errCancelMissed = errors.New("argo: the task changed between the cancel's read and its UPDATE")
 
 // cancelRefused says why t cannot be cancelled.
 func cancelRefused(t *Task) error {
