@@ -391,7 +391,7 @@ func runTarget(t *testing.T, tg target) {
 	if len(cancelEnds) > 0 {
 		slices.Sort(cancelEnds)
 		t.Logf("faultcheck: %d runs found running by a cancel ended after its answer: median %s, max %s (bound %s; heartbeat %s, renewals every %s)",
-			len(cancelEnds), cancelEnds[len(cancelEnds)/2].Round(time.Millisecond), cancelEnds[len(cancelEnds)-1].Round(time.Millisecond), in.CancelBound, d.tg.heartbeat, d.tg.lease/3)
+			len(cancelEnds), cancelEnds[len(cancelEnds)/2].Round(time.Millisecond), cancelEnds[len(cancelEnds)-1].Round(time.Millisecond), in.CancelBound, d.tg.heartbeat, (d.tg.lease / 3).Round(time.Millisecond))
 	}
 	if d.restarts > 0 {
 		t.Logf("faultcheck: %d workers started again after runtime.Start could not reach the database", d.restarts)
