@@ -105,6 +105,19 @@ type Task struct {
 	// never cleared (migration 000017). A finish of a task without it skips
 	// the dependency statements (docs/dependencies.md).
 	HasDownstream bool `db:"has_downstream" json:"has_downstream"`
+	// Progress is the latest progress an attempt of the task reported
+	// (runtime.ReportProgress), 0 to 1, with its note: written with a lease
+	// renewal (at most once a second) and with the attempt's finish
+	// (migration 000019, docs/progress.md). Meaningful only when
+	// ProgressAttempt > 0.
+	Progress     float64 `db:"progress" json:"progress,omitempty"`
+	ProgressNote string  `db:"progress_note" json:"progress_note,omitempty"`
+	// ProgressAttempt is the attempt (ExecuteTimes) that made that report;
+	// 0: no attempt reported progress. It may be earlier than the attempt
+	// running now, which has not reported yet.
+	ProgressAttempt int `db:"progress_attempt" json:"progress_attempt,omitempty"`
+	// ProgressAt is when the attempt made the report (0: none).
+	ProgressAt Millis `db:"progress_at" json:"progress_at,omitempty"`
 }
 
 // Attempt is the record of one attempt (or fallback run) of a task: a row of
@@ -121,7 +134,17 @@ type Attempt struct {
 	Outcome    string `db:"outcome" json:"outcome"`
 	Error      string `db:"error_msg" json:"error_msg"`
 	BackoffMs  int64  `db:"backoff_ms" json:"backoff_ms"`
+	// Progress is the last progress the attempt reported before it ended
+	// (runtime.ReportProgress), 0 to 1, with its note, made at ProgressAt
+	// (0: the attempt reported none; migration 000019, docs/progress.md).
+	Progress     float64 `db:"progress" json:"progress,omitempty"`
+	ProgressNote string  `db:"progress_note" json:"progress_note,omitempty"`
+	ProgressAt   Millis  `db:"progress_at" json:"progress_at,omitempty"`
 }
+
+// MaxProgressNote is the most characters (runes) of a progress note
+// (runtime.ReportProgress): 200, the size of the progress_note columns.
+const MaxProgressNote = 200
 
 // Attempt outcomes recorded in argo_task_attempt.outcome.
 const (

@@ -36,6 +36,9 @@ var templateFuncs = template.FuncMap{
 	"duration": fmtDurationMs,
 	"join":     strings.Join,
 	"clip":     clip,
+	// percent and taskProgress print reported progress (progress.go).
+	"percent":      percent,
+	"taskProgress": taskProgress,
 	// pathSegment escapes a value for one segment of a link's path.
 	"pathSegment": url.PathEscape,
 }

@@ -42,6 +42,8 @@ type attemptView struct {
 	Duration string `json:"duration"`
 	Backoff  string `json:"backoff,omitempty"`
 	Error    string `json:"error,omitempty"`
+	// Progress is the attempt's last report: "42% page 42 of 100".
+	Progress string `json:"progress,omitempty"`
 }
 
 // actionSet are the actions that apply to a task in its state.
@@ -80,7 +82,8 @@ func (c *console) readTask(r *http.Request, id int64) (*taskView, error) {
 		return nil, err
 	}
 	for _, a := range atts {
-		av := attemptView{N: a.Attempt, Kind: a.Kind, Outcome: a.Outcome, Worker: a.Worker, Started: fmtMillis(a.StartedAt), Error: a.Error}
+		av := attemptView{N: a.Attempt, Kind: a.Kind, Outcome: a.Outcome, Worker: a.Worker, Started: fmtMillis(a.StartedAt), Error: a.Error,
+			Progress: progressText(a.Progress, a.ProgressNote, a.ProgressAt != 0)}
 		if a.FinishedAt >= a.StartedAt && a.StartedAt > 0 {
 			av.Duration = fmtDurationMs(int64(a.FinishedAt - a.StartedAt))
 			if a.FinishedAt == a.StartedAt {
@@ -204,6 +207,10 @@ type taskJSON struct {
 	Args     string        `json:"args"`
 	Timeline []attemptView `json:"timeline"`
 	Trail    []trailJSON   `json:"trail"`
+	// Progress is the task's latest reported progress ("" if none), and
+	// ProgressFraction its fraction (null if none), for the bar.
+	Progress         string   `json:"progress"`
+	ProgressFraction *float64 `json:"progress_fraction"`
 }
 
 type trailJSON struct {
@@ -229,7 +236,8 @@ func (c *console) taskJSON(r *http.Request) (any, error) {
 	}
 	t := v.Task
 	j := taskJSON{ID: t.ID, Name: t.Name, State: t.State.String(), Due: fmtMillis(t.ExecuteTime), Modified: fmtMillis(t.GmtModified),
-		Lease: v.Lease, Error: t.ErrorMsg, Args: v.Args, Timeline: v.Attempts, Trail: []trailJSON{}}
+		Lease: v.Lease, Error: t.ErrorMsg, Args: v.Args, Timeline: v.Attempts, Trail: []trailJSON{},
+		Progress: taskProgress(t), ProgressFraction: taskFraction(t)}
 	j.Attempts = strconv.Itoa(t.ExecuteTimes)
 	if t.MaxAttempts > 0 {
 		j.Attempts += " of " + strconv.Itoa(t.MaxAttempts)

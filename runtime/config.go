@@ -23,7 +23,10 @@ type Config struct {
 	// go-sql-driver/mysql DSN after the "mysql:" prefix). Ignored when DB is set.
 	DSN string
 	// DB is an already open handle (then Dialect is required). Use it to
-	// submit inside your own transactions on the same database.
+	// submit inside your own transactions on the same database. Open a
+	// SQLite one with OpenDB: its connections keep their prepared
+	// statements; a handle of database/sql's "sqlite" driver works, but
+	// parses every statement on each call.
 	DB *sql.DB
 	// Dialect is "mysql" or "sqlite"; only with DB.
 	Dialect string

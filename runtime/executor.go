@@ -91,8 +91,11 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 		unhook := context.AfterFunc(rt.workCtx, stopSync)
 		defer func() { unhook(); stopSync() }()
 	}
+	// Its progress reports ride on the lease renewals (progress.go).
+	progress := rt.progress.open(lease, rt.now)
+	defer rt.progress.close(lease, progress)
 	// Canceled at once if a renewal finds the lease gone.
-	ctx, running := rt.leases.start(withAttempt(parent, t.ID, t.ExecuteTimes, t.Name), lease, t.Name, "attempt")
+	ctx, running := rt.leases.start(context.WithValue(withAttempt(parent, t.ID, t.ExecuteTimes, t.Name), progressKey{}, progress), lease, t.Name, "attempt")
 	var cancel context.CancelFunc = func() {}
 	if pol.Timeout > 0 {
 		ctx, cancel = context.WithTimeout(ctx, pol.Timeout)
@@ -113,6 +116,7 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 	ctxErr := ctx.Err()
 	cancel()
 	finished := rt.now()
+	final := progress.end() // later reports are refused
 	if rt.leases.done(lease, running) {
 		if !called && rt.leases.lapsedHere(lease) {
 			// The lease lapsed here before the function started (a claim
@@ -160,6 +164,7 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 		return nil
 	}
 	hist := &Attempt{TaskPK: t.ID, Attempt: t.ExecuteTimes, Kind: "attempt", Worker: rt.cfg.InstanceID, StartedAt: toMillis(started), FinishedAt: toMillis(finished)}
+	final.fill(hist) // its last report, written with the outcome
 	if runErr == nil {
 		hist.Outcome = OutcomeSucceeded
 		spanOutcome = hist.Outcome

@@ -23,7 +23,7 @@ var ErrNoAttempt = errors.New("no such attempt")
 // its record in the history, with its outcome, error, worker, times and the
 // backoff chosen after it; the attempt running now is returned with an empty
 // Outcome and a zero FinishedAt, its worker the lease owner and its start
-// the claim's time.
+// the claim's time, and its latest progress written (docs/progress.md).
 // Before migration 000005 an in-place requeue restarted the count: of two
 // records with the same number, the later one is returned. A task that does
 // not exist gives ErrNotFound; a number it has not reached, ErrNoAttempt.
@@ -39,7 +39,11 @@ func (in *Inspector) Attempt(ctx context.Context, id int64, n int) (Attempt, err
 	if t.State == StateRunning && t.ExecuteTimes == n {
 		// The claim (or the submit that wrote the row leased) set gmt_modified;
 		// lease renewals leave it.
-		return Attempt{TaskPK: id, Attempt: n, Kind: AttemptKindAttempt, Worker: t.LeaseOwner, StartedAt: t.GmtModified}, nil
+		a := Attempt{TaskPK: id, Attempt: n, Kind: AttemptKindAttempt, Worker: t.LeaseOwner, StartedAt: t.GmtModified}
+		if t.ProgressAttempt == n { // its latest progress a renewal wrote
+			a.Progress, a.ProgressNote, a.ProgressAt = t.Progress, t.ProgressNote, t.ProgressAt
+		}
+		return a, nil
 	}
 	atts, err := in.store.Attempts(ctx, id)
 	if err != nil {

@@ -90,7 +90,9 @@ func (rt *Runtime) renewLeases() bool {
 	// earlier than LeaseDuration after this instant.
 	sent := time.Now()
 	now := rt.now()
-	lost, cancelled, err := rt.store.ExtendLeasesCancel(ctx, rt.cfg.InstanceID, keys, toMillis(now.Add(rt.cfg.LeaseDuration)), toMillis(now))
+	// The attempts' latest progress rides on the renewal (progress.go).
+	prog, carry := rt.progress.due(keys, sent)
+	lost, cancelled, err := rt.store.RenewLeases(ctx, rt.cfg.InstanceID, keys, prog, toMillis(now.Add(rt.cfg.LeaseDuration)), toMillis(now))
 	if err != nil {
 		rt.health.failed(rt, "renew leases", err)
 		return false
@@ -109,6 +111,7 @@ func (rt *Runtime) renewLeases() bool {
 			rt.log.Warn("argo: lease lost (the task was rescued or taken by another instance): "+r.kind+" canceled, its outcome will not be recorded", "task_id", k.ID, "task", r.name, "attempt", k.Attempt)
 		}
 	}
+	rt.progress.written(carry, prog, gone, sent)
 	renewed := keys[:0]
 	for _, k := range keys {
 		if !gone[k] {

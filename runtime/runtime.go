@@ -57,6 +57,8 @@ type Runtime struct {
 
 	holdReads holdReads // when the poller reads the scheduled calls to hold (hold_reads.go)
 
+	progress progressSet // the attempts' progress reports (progress.go)
+
 	renewStop    chan struct{} // closed by Stop once nothing holds a lease
 	renewDone    chan struct{} // closed when renewLoop has returned
 	pollDone     chan struct{} // closed when pollLoop has returned

@@ -179,11 +179,12 @@ func (c *argoClaim) findClock(start time.Time) error {
 	return nil
 }
 
-// checkLimit checks that the read's last placeholder is its LIMIT.
+// checkLimit checks that the read's last placeholder is its LIMIT ("LIMIT ?",
+// or SQLite's "LIMIT +?").
 func (c *argoClaim) checkLimit() error {
 	q := c.read.Query
 	i := strings.LastIndex(q, "?")
-	if i < 0 || !strings.HasSuffix(strings.TrimRight(q[:i], " "), "LIMIT") || len(c.read.Args) != strings.Count(q, "?") {
+	if i < 0 || !strings.HasSuffix(strings.TrimRight(q[:i], " +"), "LIMIT") || len(c.read.Args) != strings.Count(q, "?") {
 		return fmt.Errorf("capturing argo's claim: %q does not end its arguments with LIMIT ?", q)
 	}
 	return nil

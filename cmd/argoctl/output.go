@@ -116,6 +116,7 @@ type taskJSON struct {
 	Arguments        json.RawMessage `json:"arguments,omitempty"`
 	RawArguments     *string         `json:"raw_arguments,omitempty"`
 	AttemptHistories []attemptJSON   `json:"attempts,omitempty"`
+	Progress         *progressJSON   `json:"progress,omitempty"`
 }
 
 func toTaskJSON(t *runtime.Task, full bool) taskJSON {
@@ -124,6 +125,7 @@ func toTaskJSON(t *runtime.Task, full bool) taskJSON {
 		ExecuteTimes: t.ExecuteTimes, MaxAttempts: t.MaxAttempts, Due: jsonTime(t.ExecuteTime),
 		Shard: t.ShardKey, Error: t.ErrorMsg, FallbackError: t.FallbackErrorMsg, DiscardReason: t.DiscardReason,
 		Created: jsonTime(t.GmtCreate), Modified: jsonTime(t.GmtModified),
+		Progress: taskProgressJSON(t),
 	}
 	if !full {
 		return j
@@ -154,11 +156,14 @@ type attemptJSON struct {
 	BackoffM int64   `json:"backoff_ms"`
 	Worker   string  `json:"worker"`
 	Error    string  `json:"error"`
+	// Progress is the attempt's last report (runtime.ReportProgress).
+	Progress *progressJSON `json:"progress,omitempty"`
 }
 
 func toAttemptJSON(a runtime.Attempt) attemptJSON {
 	return attemptJSON{
 		Attempt: a.Attempt, Kind: a.Kind, Outcome: a.Outcome, Started: jsonTime(a.StartedAt), Finished: jsonTime(a.FinishedAt),
 		Duration: fmtDuration(a.FinishedAt.Time().Sub(a.StartedAt.Time())), BackoffM: a.BackoffMs, Worker: a.Worker, Error: a.Error,
+		Progress: attemptProgressJSON(a),
 	}
 }

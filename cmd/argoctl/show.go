@@ -81,6 +81,7 @@ func writeShow(e *env, t *runtime.Task, atts []runtime.Attempt, ops operatorView
 	field("task", t.Name)
 	field("state", fmt.Sprintf("%s (%d)", t.State, int(t.State)))
 	field("attempts", attempts(t))
+	field("progress", taskProgress(t))
 	field("due", fmtMillis(t.ExecuteTime))
 	field("shard", t.ShardKey)
 	field("tenant", t.Tenant)
@@ -123,14 +124,24 @@ func writeShow(e *env, t *runtime.Task, atts []runtime.Attempt, ops operatorView
 		return
 	}
 	w = newTable(e.stdout)
-	row(w, "  #", "KIND", "OUTCOME", "STARTED", "DURATION", "BACKOFF", "WORKER", "ERROR")
+	// A PROGRESS column when some attempt reported progress (progress.go).
+	withProgress := anyProgress(atts)
+	head := []any{"  #", "KIND", "OUTCOME", "STARTED", "DURATION", "BACKOFF", "WORKER"}
+	if withProgress {
+		head = append(head, "PROGRESS")
+	}
+	row(w, append(head, "ERROR")...)
 	for _, a := range atts {
 		backoff := "-"
 		if a.BackoffMs > 0 {
 			backoff = fmtDuration(msDuration(a.BackoffMs))
 		}
-		row(w, fmt.Sprintf("  %d", a.Attempt), a.Kind, a.Outcome, fmtMillis(a.StartedAt),
-			fmtDuration(a.FinishedAt.Time().Sub(a.StartedAt.Time())), backoff, cell(a.Worker, 30), cell(a.Error, 80))
+		cells := []any{fmt.Sprintf("  %d", a.Attempt), a.Kind, a.Outcome, fmtMillis(a.StartedAt),
+			fmtDuration(a.FinishedAt.Time().Sub(a.StartedAt.Time())), backoff, cell(a.Worker, 30)}
+		if withProgress {
+			cells = append(cells, attemptProgress(a))
+		}
+		row(w, append(cells, cell(a.Error, 80))...)
 	}
 	w.Flush()
 }

@@ -225,6 +225,16 @@
     setText("task-due", t.due);
     setText("task-modified", t.modified);
     setText("task-lease", t.lease);
+    setText("task-progress", t.progress || "-");
+    var bar = byId("task-progress-bar");
+    if (bar) {
+      if (t.progress_fraction === null || t.progress_fraction === undefined) {
+        bar.hidden = true;
+      } else {
+        bar.hidden = false;
+        bar.value = t.progress_fraction;
+      }
+    }
     setText("task-error", t.error);
 
     var ol = byId("attempts");
@@ -236,6 +246,10 @@
         li.appendChild(document.createTextNode(" "));
         li.appendChild(el("b", a.outcome, "outcome"));
         li.appendChild(document.createTextNode(" at " + a.started + " for " + (a.duration || "-") + " on " + a.worker));
+        if (a.progress) {
+          li.appendChild(document.createTextNode("; reached "));
+          li.appendChild(el("span", a.progress, "progress"));
+        }
         if (a.backoff) {
           li.appendChild(document.createTextNode("; next after a backoff of "));
           li.appendChild(el("span", a.backoff, "backoff"));

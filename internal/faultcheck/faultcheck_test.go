@@ -378,6 +378,7 @@ func runTarget(t *testing.T, tg target) {
 	in.TransientTrail = readTransientTrail(t, ctx, db)
 	var cancelEnds []time.Duration
 	in.CancelEnded = func(_ string, after time.Duration) { cancelEnds = append(cancelEnds, after) }
+	logProgress(t, in)
 	var vs, known []Violation
 	for _, v := range Check(in) {
 		if s.expect[v.Inv] {
@@ -664,13 +665,13 @@ func (d *driver) killAll() {
 func readTables(t *testing.T, ctx context.Context, db *sql.DB) ([]Row, []AttemptRow) {
 	t.Helper()
 	var rows []Row
-	rs, err := db.QueryContext(ctx, "SELECT id, task_id, task_status, execute_times, task_parameter, COALESCE(order_key, ''), shard_key, COALESCE(lease_owner, ''), lease_until, execute_time, COALESCE(requeued_from, 0) FROM argo_task")
+	rs, err := db.QueryContext(ctx, "SELECT id, task_id, task_status, execute_times, task_parameter, COALESCE(order_key, ''), shard_key, COALESCE(lease_owner, ''), lease_until, execute_time, COALESCE(requeued_from, 0), progress_note, progress_attempt FROM argo_task")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for rs.Next() {
 		var r Row
-		if err := rs.Scan(&r.ID, &r.Name, &r.State, &r.ExecuteTimes, &r.Param, &r.OrderKey, &r.Shard, &r.LeaseOwner, &r.LeaseUntil, &r.Due, &r.RequeuedFrom); err != nil {
+		if err := rs.Scan(&r.ID, &r.Name, &r.State, &r.ExecuteTimes, &r.Param, &r.OrderKey, &r.Shard, &r.LeaseOwner, &r.LeaseUntil, &r.Due, &r.RequeuedFrom, &r.ProgressNote, &r.ProgressAttempt); err != nil {
 			t.Fatal(err)
 		}
 		rows = append(rows, r)
@@ -680,13 +681,13 @@ func readTables(t *testing.T, ctx context.Context, db *sql.DB) ([]Row, []Attempt
 	}
 	rs.Close()
 	var atts []AttemptRow
-	rs, err = db.QueryContext(ctx, "SELECT task_pk, attempt, outcome, worker, SUBSTR(COALESCE(error_msg, ''), 1, 80) FROM argo_task_attempt WHERE kind = 'attempt'")
+	rs, err = db.QueryContext(ctx, "SELECT task_pk, attempt, outcome, worker, SUBSTR(COALESCE(error_msg, ''), 1, 80), progress_note FROM argo_task_attempt WHERE kind = 'attempt'")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for rs.Next() {
 		var a AttemptRow
-		if err := rs.Scan(&a.Task, &a.Attempt, &a.Outcome, &a.Worker, &a.Error); err != nil {
+		if err := rs.Scan(&a.Task, &a.Attempt, &a.Outcome, &a.Worker, &a.Error, &a.ProgressNote); err != nil {
 			t.Fatal(err)
 		}
 		atts = append(atts, a)
@@ -779,4 +780,26 @@ func readInstances(ctx context.Context, db *sql.DB) string {
 		fmt.Fprintf(&b, "  %s: started %s, heartbeat %s\n", id, clock(time.UnixMilli(started)), clock(time.UnixMilli(hb)))
 	}
 	return b.String()
+}
+
+// logProgress says how much progress the run reported and stored (the
+// progress invariant's coverage).
+func logProgress(t *testing.T, in Input) {
+	var reports, rows, hist int
+	for _, r := range in.Records {
+		if r.Kind == KindProgress {
+			reports++
+		}
+	}
+	for _, r := range in.Rows {
+		if r.ProgressAttempt > 0 {
+			rows++
+		}
+	}
+	for _, a := range in.Attempts {
+		if a.ProgressNote != "" {
+			hist++
+		}
+	}
+	t.Logf("faultcheck: %d progress reports made; %d task rows and %d history rows hold one", reports, rows, hist)
 }

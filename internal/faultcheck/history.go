@@ -80,6 +80,10 @@ type Record struct {
 	Unique   string   `json:"ukey,omitempty"`
 	RunAt    int64    `json:"run_at,omitempty"` // µs, a scheduled call's due time
 	Refuse   bool     `json:"refuse,omitempty"` // argo must refuse this call
+
+	// progress (KindProgress): the report's note and fraction
+	Note string  `json:"note,omitempty"`
+	Frac float64 `json:"frac,omitempty"`
 }
 
 // Time returns At as a time.

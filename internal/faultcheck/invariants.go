@@ -99,6 +99,9 @@ type Row struct {
 	LeaseUntil   int64 // ms
 	Due          int64 // execute_time, ms
 	RequeuedFrom int64 // the task an operator requeued this one from (0: none)
+	// The latest progress written (progress.go): its note and attempt (0: none).
+	ProgressNote    string
+	ProgressAttempt int
 }
 
 // AttemptRow is a row of argo_task_attempt.
@@ -108,6 +111,8 @@ type AttemptRow struct {
 	Outcome string
 	Worker  string
 	Error   string // the start of its error_msg (enough for InjectedFailurePrefix)
+	// ProgressNote is the note of the last progress it kept ("": none).
+	ProgressNote string
 }
 
 // injectReadFailed starts the error of an attempt that argo failed
@@ -967,6 +972,8 @@ func Check(in Input) []Violation {
 				BudgetGroup, len(retries), clock(time.UnixMilli(b.Start)), len(firsts), BudgetShare, BudgetMinRetries, allowed)
 		}
 	}
+
+	checkProgress(in, bad) // progress.go
 
 	slices.SortStableFunc(out, func(a, b Violation) int {
 		if c := strings.Compare(a.Inv, b.Inv); c != 0 {

@@ -54,6 +54,12 @@ func (h *history) exec(id int64, attempt int, inst string, ms, end int, out stri
 		Record{Kind: KindExec, Ev: "end", At: h.at(end), Inst: inst, Task: id, Attempt: attempt, Op: op, Out: out})
 }
 
+// progress records report step of steps of task id's attempt on inst at ms.
+func (h *history) progress(id int64, attempt int, inst string, ms, step, steps int) {
+	h.in.Records = append(h.in.Records, Record{Kind: KindProgress, Ev: "report", At: h.at(ms), Inst: inst, Task: id, Attempt: attempt,
+		Note: ProgressNote(attempt, step, steps), Frac: float64(step) / float64(steps+1)})
+}
+
 func invariants(vs []Violation) map[string]int {
 	m := map[string]int{}
 	for _, v := range vs {
@@ -70,6 +76,17 @@ func TestCheckCleanHistory(t *testing.T) {
 	h.call("0-1-0", 2, TaskDead, runtime.StateDead, 2, 0, nil)
 	h.exec(2, 1, "w0.0", 10, 20, OutFail)
 	h.exec(2, 2, "w0.0", 30, 40, OutFail)
+	// Task 3 reports progress: attempt 1 fails keeping its last report (or
+	// an earlier one), attempt 2's report is on the row.
+	h.call("0-2-0", 3, TaskPlain, runtime.StateSucceeded, 2, 0, func(_ *Record, r *Row) {
+		r.ProgressNote, r.ProgressAttempt = ProgressNote(2, 5, 5), 2
+	})
+	h.exec(3, 1, "w0.0", 10, 100, OutFail)
+	h.progress(3, 1, "w0.0", 30, 1, 5)
+	h.progress(3, 1, "w0.0", 60, 2, 5)
+	h.exec(3, 2, "w0.0", 200, 300, OutOK)
+	h.progress(3, 2, "w0.0", 290, 5, 5)
+	h.in.Attempts = append(h.in.Attempts, AttemptRow{Task: 3, Attempt: 1, Outcome: runtime.OutcomeFailed, Worker: "w0.0", ProgressNote: ProgressNote(1, 1, 5)})
 	if vs := Check(h.in); len(vs) > 0 {
 		t.Fatalf("a clean history has violations: %+v", vs)
 	}
@@ -171,6 +188,27 @@ func TestCheckFindsEachBreak(t *testing.T) {
 				h.call("0-"+string(rune('a'+i))+"-0", id, TaskCapped, runtime.StateSucceeded, 1, 0, nil)
 				h.exec(id, 1, "w0.0", 10+i, 100, OutOK)
 			}
+		}},
+		{InvProgress, func(h *history) { // a report landed on the next attempt's row (the renewal not fenced on the attempt)
+			h.call("0-0-0", 1, TaskPlain, runtime.StateRunning, 2, 0, func(_ *Record, r *Row) {
+				r.ProgressNote, r.ProgressAttempt = ProgressNote(1, 3, 5), 2
+			})
+			h.exec(1, 1, "w0.0", 10, 3000, OutCancelled)
+			h.progress(1, 1, "w0.0", 500, 3, 5)
+		}},
+		{InvProgress, func(h *history) { // the history keeps a report made after the attempt ended
+			h.call("0-0-0", 1, TaskPlain, runtime.StateSucceeded, 2, 0, nil)
+			h.exec(1, 1, "w0.0", 10, 100, OutFail)
+			h.exec(1, 2, "w0.0", 200, 300, OutOK)
+			h.in.Attempts = []AttemptRow{{Task: 1, Attempt: 1, Outcome: runtime.OutcomeFailed, Worker: "w0.0", ProgressNote: ProgressNote(1, 1, 5)}}
+			h.progress(1, 1, "w0.0", 150, 1, 5)
+		}},
+		{InvProgress, func(h *history) { // the last report of a failed attempt lost by its finish
+			h.call("0-0-0", 1, TaskPlain, runtime.StateSucceeded, 2, 0, nil)
+			h.exec(1, 1, "w0.0", 10, 100, OutFail)
+			h.exec(1, 2, "w0.0", 200, 300, OutOK)
+			h.progress(1, 1, "w0.0", 50, 1, 5)
+			h.in.Attempts = []AttemptRow{{Task: 1, Attempt: 1, Outcome: runtime.OutcomeFailed, Worker: "w0.0"}}
 		}},
 		{InvFlowRate, func(h *history) {
 			for i := range RateAllowed + 1 {

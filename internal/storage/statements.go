@@ -24,15 +24,16 @@ type Statements struct {
 	TaskState string
 	// TaskAttempts reads the argo_task_attempt rows of a task, oldest
 	// first (id, task_pk, attempt, kind, worker, started_at, finished_at,
-	// outcome, error_msg, backoff_ms): argument id.
+	// outcome, error_msg, backoff_ms, progress, progress_note,
+	// progress_at): argument id.
 	TaskAttempts string
 	// AttemptOnTaskRow reads the attempt a task row records (task_status,
-	// execute_times, attempt_started_at, attempt_worker, gmt_modified):
-	// argument id.
+	// execute_times, attempt_started_at, attempt_worker, gmt_modified,
+	// and the progress columns): argument id.
 	AttemptOnTaskRow string
 	// InsertAttempts writes n attempt rows in one statement: per row
 	// task_pk, attempt, kind, worker, started_at, finished_at, outcome,
-	// error_msg, backoff_ms.
+	// error_msg, backoff_ms, progress, progress_note, progress_at.
 	InsertAttempts func(n int) string
 
 	// ClaimByID leases one claimable row still in a given state, due and
@@ -60,6 +61,12 @@ type Statements struct {
 	// after a later one leaves the later end): arguments until, owner, the
 	// n ids, then n (id, execute_times) pairs.
 	ExtendLeases func(n int) string
+	// ExtendLeasesProgress(n, p) renews n leases as ExtendLeases(n) does
+	// and writes the progress of p of them (storage.ExtendLeasesProgress;
+	// below, the lists before owner are p long, and p is n): arguments
+	// until, n (id, fraction) pairs, n (id, note) pairs, n (id, at) pairs,
+	// the n ids, owner, the n ids, then n (id, execute_times) pairs.
+	ExtendLeasesProgress func(n, p int) string
 	// LeaseHolders reads id, execute_times, lease_owner, task_status of n
 	// rows: the n ids.
 	LeaseHolders func(n int) string

@@ -269,6 +269,10 @@ func FinishStatement(st *Statements, f Finishing, now Millis) (string, []any) {
 	if f.Deferred {
 		set += ", deferred_times = deferred_times + 1"
 	}
+	if ps, pa := finishProgress(f); ps != "" {
+		set += ps
+		args = append(args, pa...)
+	}
 	args = append(args, f.ID, f.Shard, f.From, f.Owner, f.Attempt)
 	if f.SkipsDependencies() {
 		return st.FinishUpdate(set) + NoDownstreamGuard, args
@@ -279,7 +283,7 @@ func FinishStatement(st *Statements, f Finishing, now Millis) (string, []any) {
 // AttemptArgs are the arguments of one row of Statements.InsertAttempts,
 // its error text sanitised.
 func AttemptArgs(a *Attempt) []any {
-	return []any{a.TaskPK, a.Attempt, a.Kind, a.Worker, a.StartedAt, a.FinishedAt, a.Outcome, SanitizeErrorText(a.Error), a.BackoffMs}
+	return []any{a.TaskPK, a.Attempt, a.Kind, a.Worker, a.StartedAt, a.FinishedAt, a.Outcome, SanitizeErrorText(a.Error), a.BackoffMs, a.Progress, SanitizeProgressNote(a.ProgressNote), a.ProgressAt}
 }
 
 // insertAttempts writes attempt rows with one multi-row INSERT.
@@ -287,7 +291,7 @@ func (s *Store) insertAttempts(ctx context.Context, ex Execer, as []*Attempt) er
 	if len(as) == 0 {
 		return nil
 	}
-	args := make([]any, 0, 9*len(as))
+	args := make([]any, 0, 12*len(as))
 	for _, a := range as {
 		args = append(args, AttemptArgs(a)...)
 	}
@@ -306,17 +310,21 @@ func (s *Store) InsertAttempt(ctx context.Context, ex Execer, a *Attempt) error 
 // (the row was rescued, claimed again, finished or deleted meanwhile); their
 // running functions must stop. An error says nothing about the leases.
 func (s *Store) ExtendLeases(ctx context.Context, owner string, keys []LeaseKey, until, now Millis) (lost []LeaseKey, err error) {
-	lost, _, err = s.ExtendLeasesCancel(ctx, owner, keys, until, now)
+	lost, _, err = s.RenewLeases(ctx, owner, keys, nil, until, now)
 	return lost, err
 }
 
-// ExtendLeasesCancel is ExtendLeases that also says which of the lost
-// leases were lost to a cancel (cancel.go): their rows are discarded at
-// the same attempt. It reads nothing more than ExtendLeases does.
-func (s *Store) ExtendLeasesCancel(ctx context.Context, owner string, keys []LeaseKey, until, now Millis) (lost, cancelled []LeaseKey, err error) {
+// RenewLeases is ExtendLeases carrying, in the same statement, the latest
+// progress of some of the attempts (prog, each for one of keys): each is
+// written to its task row only if the row's lease is renewed (the
+// renewal's fence), with progress_at now. With no prog it is ExtendLeases'
+// statement, unchanged. It also says which of the lost leases were lost to
+// a cancel (cancel.go): their rows are discarded at the same attempt. It
+// reads nothing more than ExtendLeases does.
+func (s *Store) RenewLeases(ctx context.Context, owner string, keys []LeaseKey, prog []LeaseProgress, until, now Millis) (lost, cancelled []LeaseKey, err error) {
 	for len(keys) > 0 {
 		n := min(len(keys), maxLeaseBatch)
-		l, c, err := s.extendLeaseBatch(ctx, owner, keys[:n], until)
+		l, c, err := s.extendLeaseBatch(ctx, owner, keys[:n], progressOf(prog, keys[:n]), until, now)
 		if err != nil {
 			return lost, cancelled, err
 		}
@@ -330,7 +338,7 @@ func (s *Store) ExtendLeasesCancel(ctx context.Context, owner string, keys []Lea
 // maxLeaseBatch bounds the leases one renewal statement names.
 const maxLeaseBatch = 500
 
-func (s *Store) extendLeaseBatch(ctx context.Context, owner string, keys []LeaseKey, until Millis) (lost, cancelled []LeaseKey, err error) {
+func (s *Store) extendLeaseBatch(ctx context.Context, owner string, keys []LeaseKey, prog []LeaseProgress, until, now Millis) (lost, cancelled []LeaseKey, err error) {
 	ids := make([]int64, len(keys))
 	pairs := make([]any, 0, 2*len(keys))
 	for i, k := range keys {
@@ -338,8 +346,12 @@ func (s *Store) extendLeaseBatch(ctx context.Context, owner string, keys []Lease
 		pairs = append(pairs, k.ID, k.Attempt)
 	}
 	idArgs := anySlice(ids)
-	args := append([]any{until, owner}, idArgs...)
-	n, err := s.exec(ctx, s.sql.ExtendLeases(len(keys)), append(args, pairs...)...)
+	q, args := s.sql.ExtendLeases(len(keys)), []any{until}
+	if len(prog) > 0 {
+		q, args = s.sql.ExtendLeasesProgress(len(keys), len(prog)), append(args, progressArgs(prog)...)
+	}
+	args = append(append(args, owner), idArgs...)
+	n, err := s.exec(ctx, q, append(args, pairs...)...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -487,6 +499,11 @@ func (s *Store) Attempts(ctx context.Context, id int64) ([]Attempt, error) {
 		StartedAt Millis `db:"attempt_started_at"`
 		Worker    string `db:"attempt_worker"`
 		Finished  Millis `db:"gmt_modified"`
+		// The last report of the attempt (progress_attempt) that made one.
+		Progress        float64 `db:"progress"`
+		ProgressNote    string  `db:"progress_note"`
+		ProgressAt      Millis  `db:"progress_at"`
+		ProgressAttempt int     `db:"progress_attempt"`
 	}
 	if err := s.db.SelectContext(ctx, &t, s.sql.AttemptOnTaskRow, id); err != nil {
 		return nil, err
@@ -500,7 +517,11 @@ func (s *Store) Attempts(ctx context.Context, id int64) ([]Attempt, error) {
 			return a.Kind == "attempt" && a.Attempt == row.Attempt && a.Outcome == OutcomeSucceeded
 		})
 		if !recorded {
-			out = append(out, Attempt{TaskPK: id, Attempt: row.Attempt, Kind: "attempt", Worker: row.Worker, StartedAt: row.StartedAt, FinishedAt: row.Finished, Outcome: OutcomeSucceeded})
+			a := Attempt{TaskPK: id, Attempt: row.Attempt, Kind: "attempt", Worker: row.Worker, StartedAt: row.StartedAt, FinishedAt: row.Finished, Outcome: OutcomeSucceeded}
+			if row.ProgressAttempt == row.Attempt {
+				a.Progress, a.ProgressNote, a.ProgressAt = row.Progress, row.ProgressNote, row.ProgressAt
+			}
+			out = append(out, a)
 		}
 	}
 	return out, nil

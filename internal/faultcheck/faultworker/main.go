@@ -216,13 +216,24 @@ func (w *worker) runner(name string) func(ctx context.Context, raw []byte) error
 				return runtime.Undecodable(errors.New("faultcheck: this instance cannot decode the arguments yet"))
 			}
 		}
-		t := time.NewTimer(time.Duration(a.WorkMS) * time.Millisecond)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			end(faultcheck.OutCancelled)
-			return context.Cause(ctx)
+		// A medium or long call reports its progress as it works
+		// (faultcheck.InvProgress): each report is logged before it is made.
+		steps := faultcheck.ProgressSteps(a.WorkMS)
+		for step := 0; step <= steps; step++ {
+			if step > 0 {
+				note := faultcheck.ProgressNote(attempt, step, steps)
+				frac := float64(step) / float64(steps+1)
+				w.h.Write(faultcheck.Record{Kind: faultcheck.KindProgress, Ev: "report", Task: tid, Attempt: attempt, Name: name, Op: a.Op, Note: note, Frac: frac})
+				_ = runtime.ReportProgress(ctx, frac, note) // refused once the lease is known lost: the context ends below
+			}
+			t := time.NewTimer(time.Duration(a.WorkMS) * time.Millisecond / time.Duration(steps+1))
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				end(faultcheck.OutCancelled)
+				return context.Cause(ctx)
+			}
 		}
 		if a.RetryAfter > 0 {
 			w.mu.Lock()

@@ -18,6 +18,10 @@ const taskColumns = storage.TaskColumns
 // attemptColumns are the columns of an argo_task_attempt row argo writes.
 const attemptColumns = "task_pk, attempt, kind, worker, started_at, finished_at, outcome, error_msg, backoff_ms"
 
+// attemptRowColumns are attemptColumns and the attempt's last progress
+// (migration 000019): the columns argo writes and reads.
+const attemptRowColumns = attemptColumns + ", progress, progress_note, progress_at"
+
 // The state sets the statements name (storage's sets, rendered).
 var (
 	claimable   = storage.StateSet(storage.ClaimableStates...)
@@ -104,7 +108,7 @@ func ExtendLeases(n int) string {
 // holds the finish's fence (the INSERT share-locks the row, so it cannot
 // change before the UPDATE that follows it in the same one-trip batch):
 // arguments AttemptArgs, then the fence (id, shard, state, owner, attempt).
-const InsertAttemptIfFenced = "INSERT INTO argo_task_attempt (" + attemptColumns + ") SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? FROM argo_task" + fence
+const InsertAttemptIfFenced = "INSERT INTO argo_task_attempt (" + attemptRowColumns + ") SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM argo_task" + fence
 
 // rowwiseIsolation is the isolation level of row-wise transactions (claim
 // takes, held starts): no gap locks.
@@ -120,10 +124,10 @@ var statements = &storage.Statements{
 	DeleteBySubmitToken: "DELETE FROM argo_task WHERE submit_token = ?",
 	GetTask:             "SELECT " + taskColumns + " FROM argo_task WHERE id = ?",
 	TaskState:           "SELECT task_status FROM argo_task WHERE id = ?",
-	TaskAttempts:        "SELECT id, " + attemptColumns + " FROM argo_task_attempt WHERE task_pk = ? ORDER BY id",
-	AttemptOnTaskRow:    "SELECT task_status, execute_times, attempt_started_at, attempt_worker, gmt_modified FROM argo_task WHERE id = ?",
+	TaskAttempts:        "SELECT id, " + attemptRowColumns + " FROM argo_task_attempt WHERE task_pk = ? ORDER BY id",
+	AttemptOnTaskRow:    "SELECT task_status, execute_times, attempt_started_at, attempt_worker, gmt_modified, progress, progress_note, progress_at, progress_attempt FROM argo_task WHERE id = ?",
 	InsertAttempts: func(n int) string {
-		return "INSERT INTO argo_task_attempt (" + attemptColumns + ") VALUES " + strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?), ", n), ", ")
+		return "INSERT INTO argo_task_attempt (" + attemptRowColumns + ") VALUES " + strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", n), ", ")
 	},
 
 	ClaimByID:      "UPDATE " + byID + " SET " + claimSet + " WHERE id = ? AND task_status = ? AND execute_time <= ? AND lease_until <= ?",
@@ -133,6 +137,9 @@ var statements = &storage.Statements{
 	FinishUpdate: FinishUpdate,
 	Rescue:       "UPDATE " + byID + " SET task_status = ?, execute_time = ?, error_msg = ?, lease_owner = '', lease_until = 0, gmt_modified = ?" + fence + " AND lease_until = ?",
 	ExtendLeases: ExtendLeases,
+	ExtendLeasesProgress: func(n, p int) string {
+		return storage.ExtendLeasesProgress(ExtendLeases(n), p)
+	},
 	LeaseHolders: func(n int) string {
 		return "SELECT id, execute_times, lease_owner, task_status FROM argo_task WHERE id IN " + inIDs(n)
 	},
@@ -215,6 +222,8 @@ var statements = &storage.Statements{
 		{Migration: "000016_deferred_attempts.up.sql", Query: "SELECT deferred_times FROM argo_task WHERE 1=0"},
 		{Migration: "000017_has_downstream.up.sql", Query: "SELECT has_downstream FROM argo_task WHERE 1=0"},
 		{Migration: "000018_instance_cancel_seq.up.sql", Query: "SELECT cancel_seq FROM argo_instance WHERE 1=0"},
+		{Migration: "000019_progress.up.sql", Query: "SELECT progress, progress_note, progress_attempt, progress_at FROM argo_task WHERE 1=0"},
+		{Migration: "000019_progress.up.sql", Query: "SELECT progress, progress_note, progress_at FROM argo_task_attempt WHERE 1=0"},
 		{Migration: "000005_operator_trail.up.sql", Query: "SELECT " + operatorActionColumns + " FROM argo_operator_action WHERE 1=0"},
 		{Migration: "000005_operator_trail.up.sql", Query: "SELECT pending_task, " + discardRequestColumns + " FROM argo_discard_request WHERE 1=0"},
 		{Migration: "000008_order_key.up.sql", Query: "SELECT order_key, order_open FROM argo_task FORCE INDEX (idx_order_open) WHERE 1=0"},

@@ -2,7 +2,6 @@ package sqlitedriver_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 	"sync"
@@ -30,10 +29,7 @@ func TestConformance(t *testing.T) {
 func openStore(t *testing.T) *storage.Store {
 	t.Helper()
 	path := strings.TrimPrefix(testdb.SQLiteDSN(t), "sqlite:")
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(20000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate")
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := sqlitedriver.Open("file:" + path + "?_pragma=busy_timeout(20000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate")
 	db.SetMaxOpenConns(8)
 	t.Cleanup(func() { db.Close() })
 	ctx := context.Background()

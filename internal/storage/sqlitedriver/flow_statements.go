@@ -20,7 +20,7 @@ func init() {
 		return "SELECT COUNT(*) FROM argo_task WHERE task_status = " + running + " AND task_id IN " + storage.Placeholders(n)
 	}
 	statements.FlowCandidates = func(states, scope string) string {
-		return "SELECT " + taskColumns + " FROM argo_task WHERE " + "execute_time <= ? AND lease_until <= ? AND task_status IN " + states + " AND " + scope + " ORDER BY execute_time LIMIT ?"
+		return "SELECT " + taskColumns + " FROM argo_task WHERE " + "execute_time <= ? AND lease_until <= ? AND task_status IN " + states + " AND " + scope + " ORDER BY execute_time" + limitArg
 	}
 	statements.FlowCandidatesCounted = func(states, scope string, n int) string {
 		// The subquery names no column of the outer rows: it runs once.
@@ -28,7 +28,7 @@ func init() {
 			strings.TrimPrefix(statements.FlowCandidates(states, scope), "SELECT "+taskColumns)
 	}
 	statements.FlowDue = func(states, scope string) string {
-		return "SELECT id FROM argo_task WHERE " + "execute_time <= ? AND lease_until <= ? AND task_status IN " + states + " AND " + scope + " ORDER BY execute_time LIMIT ?"
+		return "SELECT id FROM argo_task WHERE " + "execute_time <= ? AND lease_until <= ? AND task_status IN " + states + " AND " + scope + " ORDER BY execute_time" + limitArg
 	}
 	statements.FlowTakeAll = func(n int) string {
 		return "UPDATE " + byID + " SET " + claimSet + " WHERE id IN " + storage.Placeholders(n) +

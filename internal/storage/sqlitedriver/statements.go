@@ -16,6 +16,10 @@ const taskColumns = storage.TaskColumns
 // attemptColumns are the columns of an argo_task_attempt row argo writes.
 const attemptColumns = "task_pk, attempt, kind, worker, started_at, finished_at, outcome, error_msg, backoff_ms"
 
+// attemptRowColumns are attemptColumns and the attempt's last progress
+// (migration 000019): the columns argo writes and reads.
+const attemptRowColumns = attemptColumns + ", progress, progress_note, progress_at"
+
 // The state sets the statements name (storage's sets, rendered).
 var (
 	claimable   = storage.StateSet(storage.ClaimableStates...)
@@ -49,13 +53,24 @@ var claimSet = "execute_times = CASE WHEN task_status = " + exhausted + " THEN e
 // ends). Arguments due by, now.
 var ClaimDue = "task_status IN " + claimable + " AND execute_time <= ? AND lease_until <= ?"
 
+// limitArg is the LIMIT of the statements argo runs often (claims, flow
+// candidates, the maintenance sweeps): "LIMIT +?", not "LIMIT ?". SQLite
+// (3.54, as modernc.org/sqlite v1.61.1 embeds it) reads the bound value of
+// a bare "LIMIT ?" while planning, and so marks the statement to be planned
+// again each time that parameter is bound: every call parsed it twice
+// (sqlite3_step re-prepares it), a statement the connection keeps prepared
+// included. "+?" is the same value, which the planner does not read; the
+// plans stay the same (TestLimitArgKeepsThePlan,
+// TestHotStatementsNotReprepared).
+const limitArg = " LIMIT +?"
+
 // Claim is the whole claim, one UPDATE … RETURNING (run in a BEGIN
 // IMMEDIATE transaction): arguments owner, lease_until, now (the claim's
 // SET), due by, now, scope's, limit. The partial index idx_claim_due holds
 // exactly the claimable rows by execute_time; SQLite's planner ignores a
 // partial index without ANALYZE statistics, so the claim names it.
 func Claim(scope string) string {
-	return "UPDATE argo_task SET " + claimSet + " WHERE id IN (SELECT id FROM argo_task INDEXED BY idx_claim_due WHERE " + ClaimDue + " AND " + scope + " AND " + OrderGate + " ORDER BY execute_time LIMIT ?) RETURNING " + taskColumns
+	return "UPDATE argo_task SET " + claimSet + " WHERE id IN (SELECT id FROM argo_task INDEXED BY idx_claim_due WHERE " + ClaimDue + " AND " + scope + " AND " + OrderGate + " ORDER BY execute_time" + limitArg + ") RETURNING " + taskColumns
 }
 
 // OrderGate admits a row without an order key, or a keyed row no earlier
@@ -93,10 +108,10 @@ var statements = &storage.Statements{
 	DeleteBySubmitToken: "DELETE FROM argo_task WHERE submit_token = ?",
 	GetTask:             "SELECT " + taskColumns + " FROM argo_task WHERE id = ?",
 	TaskState:           "SELECT task_status FROM argo_task WHERE id = ?",
-	TaskAttempts:        "SELECT id, " + attemptColumns + " FROM argo_task_attempt WHERE task_pk = ? ORDER BY id",
-	AttemptOnTaskRow:    "SELECT task_status, execute_times, attempt_started_at, attempt_worker, gmt_modified FROM argo_task WHERE id = ?",
+	TaskAttempts:        "SELECT id, " + attemptRowColumns + " FROM argo_task_attempt WHERE task_pk = ? ORDER BY id",
+	AttemptOnTaskRow:    "SELECT task_status, execute_times, attempt_started_at, attempt_worker, gmt_modified, progress, progress_note, progress_at, progress_attempt FROM argo_task WHERE id = ?",
 	InsertAttempts: func(n int) string {
-		return "INSERT INTO argo_task_attempt (" + attemptColumns + ") VALUES " + strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?), ", n), ", ")
+		return "INSERT INTO argo_task_attempt (" + attemptRowColumns + ") VALUES " + strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", n), ", ")
 	},
 
 	ClaimByID:      "UPDATE " + byID + " SET " + claimSet + " WHERE id = ? AND task_status = ? AND execute_time <= ? AND lease_until <= ?",
@@ -106,6 +121,9 @@ var statements = &storage.Statements{
 	FinishUpdate: FinishUpdate,
 	Rescue:       "UPDATE " + byID + " SET task_status = ?, execute_time = ?, error_msg = ?, lease_owner = '', lease_until = 0, gmt_modified = ?" + fence + " AND lease_until = ?",
 	ExtendLeases: ExtendLeases,
+	ExtendLeasesProgress: func(n, p int) string {
+		return storage.ExtendLeasesProgress(ExtendLeases(n), p)
+	},
 	LeaseHolders: func(n int) string {
 		return "SELECT id, execute_times, lease_owner, task_status FROM argo_task WHERE id IN " + inIDs(n)
 	},
@@ -129,15 +147,15 @@ var statements = &storage.Statements{
 		if known > 0 {
 			q += " AND task_id NOT IN " + storage.Placeholders(known)
 		}
-		return q + " LIMIT ?"
+		return q + limitArg
 	},
 	FlagOrphan:    "UPDATE " + byID + " SET error_msg = ? WHERE id = ? AND task_status IN " + claimable + " AND task_id = ?",
-	ExpiredLeases: "SELECT " + taskColumns + " FROM argo_task WHERE task_status IN " + leased + " AND lease_until < ? ORDER BY lease_until LIMIT ?",
+	ExpiredLeases: "SELECT " + taskColumns + " FROM argo_task WHERE task_status IN " + leased + " AND lease_until < ? ORDER BY lease_until" + limitArg,
 
 	Discard: "UPDATE " + byID + " SET task_status = " + discarded + ", discard_reason = ?, lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND task_status IN " + discardable + " AND requeued_to IS NULL",
 	Cancel:  "UPDATE " + byID + " SET task_status = " + discarded + ", discard_reason = ?, lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND task_status = ? AND lease_owner = ? AND execute_times = ? AND requeued_to IS NULL",
 
-	PurgeCandidates: "SELECT id FROM argo_task WHERE " + purgeableRow + " AND gmt_modified < ? LIMIT ?",
+	PurgeCandidates: "SELECT id FROM argo_task WHERE " + purgeableRow + " AND gmt_modified < ?" + limitArg,
 	// No lock clause: the BEGIN IMMEDIATE transaction already excludes
 	// every other writer until the DELETEs.
 	PurgeLock: func(n int) string {
@@ -187,6 +205,8 @@ var statements = &storage.Statements{
 		{Migration: "000016_deferred_attempts.up.sql", Query: "SELECT deferred_times FROM argo_task WHERE 1=0"},
 		{Migration: "000017_has_downstream.up.sql", Query: "SELECT has_downstream FROM argo_task WHERE 1=0"},
 		{Migration: "000018_instance_cancel_seq.up.sql", Query: "SELECT cancel_seq FROM argo_instance WHERE 1=0"},
+		{Migration: "000019_progress.up.sql", Query: "SELECT progress, progress_note, progress_attempt, progress_at FROM argo_task WHERE 1=0"},
+		{Migration: "000019_progress.up.sql", Query: "SELECT progress, progress_note, progress_at FROM argo_task_attempt WHERE 1=0"},
 		{Migration: "000005_operator_trail.up.sql", Query: "SELECT " + operatorActionColumns + " FROM argo_operator_action WHERE 1=0"},
 		{Migration: "000005_operator_trail.up.sql", Query: "SELECT pending_task, " + discardRequestColumns + " FROM argo_discard_request WHERE 1=0"},
 		{Migration: "000008_order_key.up.sql", Query: "SELECT order_key FROM argo_task INDEXED BY idx_order_open WHERE order_key IS NOT NULL AND task_status IN " + storage.StateSet(storage.OrderHoldingStates...) + " AND 1=0"},
@@ -228,7 +248,7 @@ var statements = &storage.Statements{
 // partial-index condition the WHERE repeats so that SQLite may use it.
 func ScheduledHoldCandidates(scope string) string {
 	return "SELECT " + taskColumns + " FROM argo_task INDEXED BY idx_claim_due WHERE task_status IN " + claimable + " AND task_status = " + pending +
-		" AND execute_time > ? AND execute_time <= ? AND lease_until <= ? AND order_key IS NULL AND " + scope + " ORDER BY execute_time LIMIT ?"
+		" AND execute_time > ? AND execute_time <= ? AND lease_until <= ? AND order_key IS NULL AND " + scope + " ORDER BY execute_time" + limitArg
 }
 
 // purgeableRow selects the rows the retention purge may delete: finished

@@ -116,7 +116,7 @@ func cancelRunning(t *testing.T, e Engine) {
 		t.Fatal(err)
 	}
 	keys := []storage.LeaseKey{{ID: a.ID, Attempt: 1}, {ID: b.ID, Attempt: 1}}
-	lost, cancelled, err := s.ExtendLeasesCancel(ctx, "w", keys, 90_000, 400)
+	lost, cancelled, err := s.RenewLeases(ctx, "w", keys, nil, 90_000, 400)
 	if err != nil {
 		t.Fatal(err)
 	}
