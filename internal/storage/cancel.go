@@ -100,6 +100,11 @@ func (s *Store) Cancel(ctx context.Context, id int64, reason, who string, now Mi
 				}
 				a := &Attempt{TaskPK: id, Attempt: t.ExecuteTimes, Kind: "attempt", Worker: t.LeaseOwner, StartedAt: started,
 					FinishedAt: now, Outcome: argotype.OutcomeCancelled, Error: "cancelled by " + operatorName(who) + ": " + reason}
+				if t.ProgressAttempt == t.ExecuteTimes && t.ProgressAt > 0 {
+					// The attempt's last progress a renewal stored is kept
+					// in its history, as a finish keeps it (docs/progress.md).
+					a.Progress, a.ProgressNote, a.ProgressAt = t.Progress, t.ProgressNote, t.ProgressAt
+				}
 				if err := s.InsertAttempt(ctx, tx, a); err != nil {
 					return err
 				}

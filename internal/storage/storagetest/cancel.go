@@ -23,6 +23,7 @@ func cancelCases() []testCase {
 		{"HeldRetryBetweenReadAndUpdate", cancelRacedByHeldRetry},
 		{"Dependents", cancelDependents},
 		{"ReachesTheInstanceAtItsHeartbeat", cancelSeqHeartbeat}, // cancel_seq.go
+		{"KeepsTheAttemptsProgress", cancelKeepsProgress},        // cancel_seq.go
 	}
 }
 

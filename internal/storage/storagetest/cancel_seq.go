@@ -111,3 +111,44 @@ func cancelSeqHeartbeat(t *testing.T, e Engine) {
 		t.Fatalf("InstanceCancelSeq(w) = %d, %v, %v; want 0 in the new row", seq, found, err)
 	}
 }
+
+// The cancelled attempt's history row keeps the progress a renewal stored
+// for that attempt before the cancel (as a finish keeps it); a row whose
+// stored progress is an earlier attempt's keeps none.
+func cancelKeepsProgress(t *testing.T, e Engine) {
+	s := e.Open(t)
+	ctx := ctxFor(t)
+	a := leasedTask("p", running, 1, 0, "me", 2, 10_000)
+	b := leasedTask("p", running, 1, 0, "me", 1, 10_000)
+	insert(t, s, a, b)
+	ka, kb := storage.LeaseKey{ID: a.ID, Attempt: 2}, storage.LeaseKey{ID: b.ID, Attempt: 1}
+	prog := []storage.LeaseProgress{{Key: ka, Fraction: 0.5, Note: "half", At: 140}, {Key: kb, Fraction: 0.25, Note: "a quarter", At: 140}}
+	if lost, _, err := s.RenewLeases(ctx, "me", []storage.LeaseKey{ka, kb}, prog, 20_000, 150); err != nil || len(lost) != 0 {
+		t.Fatalf("renewal with progress: lost %v, %v", lost, err)
+	}
+	// b's attempt 1 fails and attempt 2 is claimed: its row's progress is attempt 1's.
+	if _, err := dbx(s).Exec("UPDATE argo_task SET execute_times = 2 WHERE id = ?", b.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []int64{a.ID, b.ID} {
+		if _, err := s.Cancel(ctx, id, "stop", "op", 300); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		id   int64
+		note string
+		frac float64
+		at   Millis
+	}{{a.ID, "half", 0.5, 140}, {b.ID, "", 0, 0}} {
+		var got *storage.Attempt
+		for _, at := range attempts(t, s, c.id) {
+			if at.Outcome == "cancelled" {
+				got = &at
+			}
+		}
+		if got == nil || got.ProgressNote != c.note || got.Progress != c.frac || got.ProgressAt != c.at {
+			t.Fatalf("task %d: cancelled attempt %+v, want progress %v %q at %d", c.id, got, c.frac, c.note, c.at)
+		}
+	}
+}
