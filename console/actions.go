@@ -60,7 +60,7 @@ var flashes = map[string]string{
 	"discard-rejected":  "Discard rejected: the task stays as it is.",
 	"run":               "Due now: the next claim of any instance takes it.",
 	"force-failed":      "Sent to the dead letter.",
-	"cancelled":         "Cancelled: the task ends discarded and never runs again; a running attempt is stopped at its instance's next lease renewal.",
+	"cancelled":         "Cancelled: the task ends discarded and never runs again; a running attempt is stopped at its instance's next heartbeat.",
 }
 
 // flashText is the message of the flash code in v ("" for none).

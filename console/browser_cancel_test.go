@@ -12,7 +12,7 @@ import (
 // cancelRunning: alice cancels a task whose attempt is running on the
 // fixture's runtime from its page; the task ends discarded at once, the
 // runtime cancels the attempt's context (cause ErrCancelled) at its next
-// lease renewal, and the page shows the attempt cancelled and the trail.
+// heartbeat, and the page shows the attempt cancelled and the trail.
 // Run last: it adds a task the other steps' counts do not expect.
 func (e *e2e) cancelRunning() {
 	t := e.t

@@ -91,7 +91,7 @@ func (c *console) bulkAction(w http.ResponseWriter, r *http.Request) error {
 		case action == "requeue":
 			v.Note = "Only dead and discarded tasks not requeued before are requeued; each runs again as a new task."
 		case action == "cancel":
-			v.Note = "Only pending, running, retrying, exhausted and blocked tasks are cancelled: each ends discarded and never runs again; a running attempt is stopped at its instance's next lease renewal."
+			v.Note = "Only pending, running, retrying, exhausted and blocked tasks are cancelled: each ends discarded and never runs again; a running attempt is stopped at its instance's next heartbeat."
 		case request:
 			v.Note = "Each pending, retrying, exhausted or dead task gets a discard request; another operator approves or rejects each."
 		default:

@@ -18,8 +18,8 @@ const OutcomeCancelled = argotype.OutcomeCancelled
 
 // CancelResult is what Inspector.Cancel ended: the state it found the task
 // in, and for a running task the attempt it stopped and the instance
-// running it (which cancels the attempt's context at its next lease
-// renewal, within LeaseDuration/3).
+// running it (which cancels the attempt's context at its next heartbeat,
+// within HeartbeatInterval, 2 s by default, plus a round trip).
 type CancelResult struct {
 	From    State
 	Attempt int    // the running attempt cancelled (0 if the task was not running)
@@ -34,10 +34,12 @@ type CancelResult struct {
 //   - a pending, retrying (held by an instance or not), exhausted (its
 //     fallback does not run) or blocked task ends at once;
 //   - a running task ends at once in the database, its attempt recorded with
-//     outcome cancelled; the instance running it finds out at its next lease
-//     renewal (every LeaseDuration/3: no extra statement) and cancels the
-//     attempt's context with cause ErrCancelled; whatever the function
-//     returns then is not written: no retry, no fallback.
+//     outcome cancelled; the instance running it finds out at its next
+//     heartbeat (every HeartbeatInterval, 2 s by default: the heartbeat is
+//     fenced on a count the cancel moves, no extra statement) and renews
+//     its leases at once, which cancels the attempt's context with cause
+//     ErrCancelled; whatever the function returns then is not written: no
+//     retry, no fallback.
 //
 // Its dependent tasks are skipped, its order key passes on and the flow
 // slot its attempt held is given back, as for a discard. A task already

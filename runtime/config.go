@@ -51,8 +51,9 @@ type Config struct {
 	// every LeaseDuration/20. A renewal that finds the lease gone (rescued,
 	// or taken by another instance) cancels the attempt's context at once
 	// with cause ErrLeaseLost (ErrCancelled when an operator cancelled the
-	// task: Inspector.Cancel, so a cancel stops a running attempt within
-	// LeaseDuration/3); so does a lease whose renewal this instance
+	// task: Inspector.Cancel; the next heartbeat renews at once after a
+	// cancel, so a cancel stops a running attempt within HeartbeatInterval
+	// plus a round trip); so does a lease whose renewal this instance
 	// could not confirm (the database unreachable from here), LeaseDuration/10
 	// before it ends by this instance's own clock. Either way its outcome is
 	// not recorded. A task whose lease expired (its instance died or was cut
@@ -82,7 +83,10 @@ type Config struct {
 	Shards int
 
 	// HeartbeatInterval is how often this instance records itself in
-	// argo_instance and recomputes which shards it owns. Default 2s.
+	// argo_instance and recomputes which shards it owns; a heartbeat that
+	// finds a task this instance runs cancelled (Inspector.Cancel) renews
+	// the leases at once, so a cancel stops a running attempt within
+	// HeartbeatInterval plus a round trip. Default 2s.
 	HeartbeatInterval time.Duration
 	// InstanceTimeout drops an instance that has not heartbeated for this
 	// long from the shard split (its shards move to the others).

@@ -6,6 +6,7 @@ import (
 )
 
 // renewLoop extends the leases this instance holds every LeaseDuration/3,
+// and at once when a heartbeat finds a task it runs cancelled (renewNow),
 // for as long as anyone holds them: it goes on after Stop begins, while
 // attempts still run, and ends when Stop closes renewStop. A renewal that
 // fails (or gets no answer within renewTimeout) is tried again after
@@ -29,11 +30,28 @@ func (rt *Runtime) renewLoop() {
 			}
 			timer.Reset(rt.nextRenewal(last, ok))
 			continue
+		case <-rt.leases.kick:
+			if !timer.Stop() {
+				select {
+				case <-timer.C:
+				default:
+				}
+			}
 		case <-timer.C:
 		}
 		last = time.Now()
 		ok = rt.renewLeases()
 		timer.Reset(rt.nextRenewal(last, ok))
+	}
+}
+
+// renewNow makes the renewer renew every lease at once (a heartbeat found
+// that a task this instance runs was cancelled: maintenance.Heartbeater's
+// CancelSeen); a renewal already asked for and not begun covers it.
+func (rt *Runtime) renewNow() {
+	select {
+	case rt.leases.kick <- struct{}{}:
+	default:
 	}
 }
 

@@ -38,6 +38,10 @@ type leaseSet struct {
 	// added is signalled (without blocking) when a lease is added, so that
 	// the renewer renews at once one whose claim took long (nextRenewal).
 	added chan struct{}
+	// kick is signalled (without blocking, renewNow) when a heartbeat
+	// found a task this instance runs cancelled: the renewer renews every
+	// lease at once, and the renewal cancels the attempt (cancel.go).
+	kick chan struct{}
 }
 
 type leaseHold struct {
@@ -61,6 +65,7 @@ func (l *leaseSet) setup(life time.Duration, expired func(k leaseKey, r *leaseRu
 	defer l.mu.Unlock()
 	l.life, l.expired = life, expired
 	l.added = make(chan struct{}, 1)
+	l.kick = make(chan struct{}, 1)
 }
 
 // earliest returns the soonest deadline of the leases held and not lapsed

@@ -45,7 +45,7 @@ func (rt *Runtime) newServices() {
 	rt.heartbeater = maintenance.NewHeartbeater(st, maintenance.HeartbeaterConfig{
 		ID: cfg.InstanceID, Interval: cfg.HeartbeatInterval, InstanceTimeout: cfg.InstanceTimeout,
 		Now: rt.now, Logger: rt.log, Names: rt.handlerNames, Tenants: cfg.Tenants,
-		Before: rt.measureClock, Live: rt.updateShards,
+		Before: rt.measureClock, Live: rt.updateShards, CancelSeen: rt.renewNow,
 		Failed: failed, Probed: func() { rt.health.probed(rt) },
 	})
 	rt.rescuer = maintenance.NewRescuer(st, maintenance.RescuerConfig{

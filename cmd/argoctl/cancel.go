@@ -84,7 +84,7 @@ func cancelAction() action {
 			if err != nil || r.From != runtime.StateRunning {
 				return "", err
 			}
-			return fmt.Sprintf("attempt %d was running on %s: it stops at that instance's next lease renewal", r.Attempt, r.Worker), nil
+			return fmt.Sprintf("attempt %d was running on %s: it stops at that instance's next heartbeat", r.Attempt, r.Worker), nil
 		}}
 }
 

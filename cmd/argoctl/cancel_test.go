@@ -20,7 +20,7 @@ func TestCancel(t *testing.T) {
 			failCtl(t, b.DSN, 2, "this would cancel every task", "cancel", "-reason", "x")
 			failCtl(t, b.DSN, 2, "not both", "cancel", "8", "-name", "labels.Print", "-reason", "x")
 			out := mustCtl(t, b.DSN, "cancel", "8", "2", "-reason", "printer retired", "-operator", "alice")
-			if out != "cancelled: task 8 (attempt 1 was running on host-a-1234: it stops at that instance's next lease renewal)\ncancelled: task 2\n" {
+			if out != "cancelled: task 8 (attempt 1 was running on host-a-1234: it stops at that instance's next heartbeat)\ncancelled: task 2\n" {
 				t.Fatalf("cancel 8 2: %q", out)
 			}
 			for _, id := range []int64{8, 2} {

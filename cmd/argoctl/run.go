@@ -38,7 +38,7 @@ commands:
   cancel   ID... | filters [-group GROUP] -reason TEXT [-limit 10000] [--all] [--dry-run]
                                              end pending, running, retrying, exhausted or blocked tasks
                                              (discarded, never run again); a running attempt is stopped
-                                             at its instance's next lease renewal (docs/cancel.md)
+                                             at its instance's next heartbeat (docs/cancel.md)
   discard-request ID... -reason TEXT        ask for a discard; another operator approves or rejects it
   discard-approve ID... [-reason TEXT]      approve (and carry out) another operator's discard request
   discard-reject  ID... [-reason TEXT]      reject another operator's discard request

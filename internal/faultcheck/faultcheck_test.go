@@ -376,6 +376,8 @@ func runTarget(t *testing.T, tg target) {
 	in.Budget = readBudget(t, ctx, db)
 	in.Fallbacks = readFallbacks(t, ctx, db)
 	in.TransientTrail = readTransientTrail(t, ctx, db)
+	var cancelEnds []time.Duration
+	in.CancelEnded = func(_ string, after time.Duration) { cancelEnds = append(cancelEnds, after) }
 	logProgress(t, in)
 	var vs, known []Violation
 	for _, v := range Check(in) {
@@ -387,6 +389,11 @@ func runTarget(t *testing.T, tg target) {
 	}
 	fig := Count(in.Records, len(in.Rows))
 	t.Log(run.Summary(fig))
+	if len(cancelEnds) > 0 {
+		slices.Sort(cancelEnds)
+		t.Logf("faultcheck: %d runs found running by a cancel ended after its answer: median %s, max %s (bound %s; heartbeat %s, renewals every %s)",
+			len(cancelEnds), cancelEnds[len(cancelEnds)/2].Round(time.Millisecond), cancelEnds[len(cancelEnds)-1].Round(time.Millisecond), in.CancelBound, d.tg.heartbeat, (d.tg.lease / 3).Round(time.Millisecond))
+	}
 	if d.restarts > 0 {
 		t.Logf("faultcheck: %d workers started again after runtime.Start could not reach the database", d.restarts)
 	}

@@ -166,6 +166,11 @@ type Input struct {
 	// found running may still run (0: DefaultCancelBound): its worker's next
 	// renewal, or its lease's lapse if the renewal does not get through.
 	CancelBound time.Duration
+	// CancelEnded, if set, is told, for each run a successful cancel found
+	// running (not ended when the cancel began), how long after the
+	// cancel's answer it ended (negative: before the answer), and on which
+	// instance: the figures behind CancelBound.
+	CancelEnded func(inst string, after time.Duration)
 }
 
 // DefaultCancelBound is CancelBound for a 2 s lease: the lease itself (a
@@ -677,6 +682,9 @@ func Check(in Input) []Violation {
 				continue
 			}
 			for _, sp := range byTask[id] {
+				if in.CancelEnded != nil && !r.began.IsZero() && sp.end.After(r.began) && !sp.start.After(r.Time()) {
+					in.CancelEnded(sp.inst, sp.end.Sub(r.Time()))
+				}
 				switch {
 				case sp.fallback && sp.start.After(r.Time()):
 					at = sp.start

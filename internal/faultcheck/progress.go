@@ -87,8 +87,12 @@ func checkProgress(in Input, bad func(inv, format string, args ...any)) {
 			}
 			continue
 		}
-		if unrun, _ := a.unrun(); unrun || a.Outcome == runtime.OutcomeLeaseExpired || ended[k] == 0 {
-			continue // no run of its own recorded it (the rescuer, an injected failure), or it never ended here
+		if unrun, _ := a.unrun(); unrun || a.Outcome == runtime.OutcomeLeaseExpired || a.Outcome == runtime.OutcomeCancelled || ended[k] == 0 {
+			// No run of its own recorded it (the rescuer, an injected
+			// failure; an operator's cancel, which keeps only the progress
+			// a renewal stored before it: a report not carried yet is not
+			// kept), or it never ended here.
+			continue
 		}
 		if len(reports[k]) > 0 && reports[k][0].At <= ended[k] && a.Worker == reports[k][0].Inst && len(in.execInsts(a.Task, a.Attempt)) == 1 {
 			bad(InvProgress, "attempt %d of task %d reported progress (%q first) before it ended %s, but its history row keeps none", a.Attempt, a.Task, reports[k][0].Note, a.Outcome)

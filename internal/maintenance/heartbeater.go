@@ -3,6 +3,7 @@ package maintenance
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/argo-retry/argo/internal/storage"
@@ -21,7 +22,7 @@ const (
 
 // heartbeatStore is what the heartbeater runs (*storage.Store).
 type heartbeatStore interface {
-	RecordInstance(ctx context.Context, id string, names, tenants []string, now storage.Millis) error
+	RecordInstanceSeen(ctx context.Context, id string, names, tenants []string, now storage.Millis, seen int64) (int64, error)
 	LiveInstances(ctx context.Context, cutoff storage.Millis) ([]storage.Instance, error)
 	RemoveInstance(ctx context.Context, id string) error
 }
@@ -51,6 +52,13 @@ type HeartbeaterConfig struct {
 	// Live, if set, receives every beat's result: the names written, and
 	// the live instances (this one included if its write landed).
 	Live func(names []string, live []storage.Instance)
+	// CancelSeen, if set, is told (in the beat, before the live instances
+	// are read) when the row's cancel_seq differs from the one the last
+	// beat saw: a task running under one of this instance's leases was
+	// cancelled (storage.RecordInstanceSeen; the runtime renews its
+	// leases at once). Also told at the first beat of an instance whose
+	// row was there with a non-zero count.
+	CancelSeen func()
 	// Failed is told of a failed beat (op "heartbeat").
 	Failed func(op string, err error)
 	// Probed is told of a beat that got through (the database answers).
@@ -64,6 +72,8 @@ type Heartbeater struct {
 	cfg   HeartbeaterConfig
 	store heartbeatStore
 	life  lifecycle
+	// seen is the row's cancel_seq as the last beat read it.
+	seen atomic.Int64
 }
 
 // NewHeartbeater returns a heartbeater over store.
@@ -103,8 +113,16 @@ func (h *Heartbeater) Beat(ctx context.Context) error {
 	}
 	now := storage.ToMillis(h.cfg.Now())
 	names := h.cfg.Names()
-	if err := h.store.RecordInstance(ctx, h.cfg.ID, names, h.cfg.Tenants, now); err != nil {
+	seen := h.seen.Load()
+	seq, err := h.store.RecordInstanceSeen(ctx, h.cfg.ID, names, h.cfg.Tenants, now, seen)
+	if err != nil {
 		return err
+	}
+	if seq != seen {
+		h.seen.Store(seq)
+		if h.cfg.CancelSeen != nil {
+			h.cfg.CancelSeen()
+		}
 	}
 	live, err := h.store.LiveInstances(ctx, now-storage.Millis(h.cfg.InstanceTimeout.Milliseconds()))
 	if err != nil {

@@ -24,7 +24,10 @@ import (
 // read that follows a short renewal shows the row discarded at the same
 // attempt): it cancels the attempt's context with cause ErrCancelled and
 // writes no outcome, so no retry and no fallback follow. The cancel writes
-// the attempt's history row itself (outcome cancelled).
+// the attempt's history row itself (outcome cancelled), and adds 1 to the
+// cancel_seq of the instance holding the lease, whose next heartbeat
+// (fenced on it: instance_cancel.go) then renews its leases at once: the
+// attempt is stopped within a HeartbeatInterval, not LeaseDuration/3.
 
 // CancellableStates may be cancelled: every state that is neither final
 // nor falling_back (a fallback already runs: it ends recovered or dead).
@@ -80,6 +83,14 @@ func (s *Store) Cancel(ctx context.Context, id int64, reason, who string, now Mi
 			if n, _ = res.RowsAffected(); n == 0 {
 				return nil
 			}
+			if t.State == StateRunning && t.LeaseOwner != "" {
+				// The lease's owner learns it at its next heartbeat
+				// (instance_cancel.go). No transaction locks an
+				// argo_instance row and then a task's: no lock cycle.
+				if err := s.bumpCancelSeq(ctx, tx, t.LeaseOwner); err != nil {
+					return err
+				}
+			}
 			if t.State == StateRunning {
 				// A row written leased by its submit (or whose function had not
 				// started) has no start yet: its lease began at gmt_modified.
@@ -89,6 +100,11 @@ func (s *Store) Cancel(ctx context.Context, id int64, reason, who string, now Mi
 				}
 				a := &Attempt{TaskPK: id, Attempt: t.ExecuteTimes, Kind: "attempt", Worker: t.LeaseOwner, StartedAt: started,
 					FinishedAt: now, Outcome: argotype.OutcomeCancelled, Error: "cancelled by " + operatorName(who) + ": " + reason}
+				if t.ProgressAttempt == t.ExecuteTimes && t.ProgressAt > 0 {
+					// The attempt's last progress a renewal stored is kept
+					// in its history, as a finish keeps it (docs/progress.md).
+					a.Progress, a.ProgressNote, a.ProgressAt = t.Progress, t.ProgressNote, t.ProgressAt
+				}
 				if err := s.InsertAttempt(ctx, tx, a); err != nil {
 					return err
 				}

@@ -25,18 +25,11 @@ func (s *Store) RecordHeartbeat(ctx context.Context, id string, names []string, 
 // RecordInstance records that instance id is alive at now with handlers
 // for names, limited to tenants (nil: every tenant): its row is updated, or
 // inserted when missing (a concurrent insert of the same row is no error).
+// The heartbeater uses RecordInstanceSeen (instance_cancel.go), which also
+// reports the cancels of tasks the instance runs.
 func (s *Store) RecordInstance(ctx context.Context, id string, names, tenants []string, now Millis) error {
-	joined, scope := strings.Join(names, "\n"), EncodeTenantScope(tenants)
-	n, err := s.exec(ctx, s.sql.UpdateInstance, now, joined, scope, id)
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		if _, err := s.exec(ctx, s.sql.InsertInstance, id, now, now, joined, scope); err != nil && !s.d.IsDuplicate(err) {
-			return err
-		}
-	}
-	return nil
+	_, err := s.RecordInstanceSeen(ctx, id, names, tenants, now, 0)
+	return err
 }
 
 // LiveInstances returns the instances that heartbeated at cutoff or later,

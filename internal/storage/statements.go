@@ -121,8 +121,10 @@ type Statements struct {
 	// the n ids.
 	DeleteTasks, DeleteAttempts func(n int) string
 
-	// UpdateInstance records a heartbeat: arguments heartbeat_at,
-	// task_names, tenants, instance_id.
+	// UpdateInstance records a heartbeat, fenced on the cancel_seq the
+	// instance last saw (0 rows: the row is missing or a cancel moved it;
+	// instance_cancel.go): arguments heartbeat_at, task_names, tenants,
+	// instance_id, cancel_seq.
 	UpdateInstance string
 	// InsertInstance adds an instance: arguments instance_id,
 	// heartbeat_at, started_at, task_names, tenants.

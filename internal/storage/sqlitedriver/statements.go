@@ -164,7 +164,7 @@ var statements = &storage.Statements{
 	DeleteTasks:    func(n int) string { return "DELETE FROM argo_task WHERE id IN " + inIDs(n) },
 	DeleteAttempts: func(n int) string { return "DELETE FROM argo_task_attempt WHERE task_pk IN " + inIDs(n) },
 
-	UpdateInstance: "UPDATE argo_instance SET heartbeat_at = ?, task_names = ?, tenants = ? WHERE instance_id = ?",
+	UpdateInstance: "UPDATE argo_instance SET heartbeat_at = ?, task_names = ?, tenants = ? WHERE instance_id = ? AND cancel_seq = ?",
 	InsertInstance: "INSERT INTO argo_instance (instance_id, heartbeat_at, started_at, task_names, tenants) VALUES (?, ?, ?, ?, ?)",
 	LiveInstances:  "SELECT instance_id, task_names, tenants FROM argo_instance WHERE heartbeat_at >= ? ORDER BY instance_id",
 	DeleteInstance: "DELETE FROM argo_instance WHERE instance_id = ?",
@@ -204,6 +204,7 @@ var statements = &storage.Statements{
 		{Migration: "000012_instance_tenants.up.sql", Query: "SELECT tenants FROM argo_instance WHERE 1=0"},
 		{Migration: "000016_deferred_attempts.up.sql", Query: "SELECT deferred_times FROM argo_task WHERE 1=0"},
 		{Migration: "000017_has_downstream.up.sql", Query: "SELECT has_downstream FROM argo_task WHERE 1=0"},
+		{Migration: "000018_instance_cancel_seq.up.sql", Query: "SELECT cancel_seq FROM argo_instance WHERE 1=0"},
 		{Migration: "000019_progress.up.sql", Query: "SELECT progress, progress_note, progress_attempt, progress_at FROM argo_task WHERE 1=0"},
 		{Migration: "000019_progress.up.sql", Query: "SELECT progress, progress_note, progress_at FROM argo_task_attempt WHERE 1=0"},
 		{Migration: "000005_operator_trail.up.sql", Query: "SELECT " + operatorActionColumns + " FROM argo_operator_action WHERE 1=0"},

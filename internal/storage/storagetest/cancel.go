@@ -22,6 +22,8 @@ func cancelCases() []testCase {
 		{"ReclaimedBetweenReadAndUpdate", cancelRacedByReclaim},
 		{"HeldRetryBetweenReadAndUpdate", cancelRacedByHeldRetry},
 		{"Dependents", cancelDependents},
+		{"ReachesTheInstanceAtItsHeartbeat", cancelSeqHeartbeat}, // cancel_seq.go
+		{"KeepsTheAttemptsProgress", cancelKeepsProgress},        // cancel_seq.go
 	}
 }
 
