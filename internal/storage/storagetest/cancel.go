@@ -2,6 +2,7 @@ package storagetest
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"strings"
 	"testing"
@@ -22,6 +23,7 @@ func cancelCases() []testCase {
 		{"ReclaimedBetweenReadAndUpdate", cancelRacedByReclaim},
 		{"HeldRetryBetweenReadAndUpdate", cancelRacedByHeldRetry},
 		{"Dependents", cancelDependents},
+		{"RunningKeyedRefused", cancelRunningKeyed},
 		{"ReachesTheInstanceAtItsHeartbeat", cancelSeqHeartbeat}, // cancel_seq.go
 		{"KeepsTheAttemptsProgress", cancelKeepsProgress},        // cancel_seq.go
 	}
@@ -129,6 +131,36 @@ func cancelRunning(t *testing.T, e Engine) {
 	}
 	if row := get(t, s, a.ID); row.State != discarded {
 		t.Fatalf("after the refused finish: %s", row.State)
+	}
+}
+
+// A running call with an order key is refused, changed in nothing: the
+// discard would pass its key to the next call at commit while the attempt
+// runs on until its instance learns of it. Its next call of the key stays
+// behind it; waiting, the same call is cancelled.
+func cancelRunningKeyed(t *testing.T, e Engine) {
+	s := e.Open(t)
+	ctx := ctxFor(t)
+	first, next := newTask("a", pending, 100, 0), newTask("a", pending, 110, 0)
+	first.OrderKey = sql.NullString{String: "k", Valid: true}
+	next.OrderKey = first.OrderKey
+	insert(t, s, first, next)
+	claimOnly(t, s, 200, first.ID)
+	_, err := s.Cancel(ctx, first.ID, "stop it", "op", 300)
+	if !errors.Is(err, argotype.ErrTransitionInvalid) || !strings.Contains(err.Error(), "holds order key") {
+		t.Fatalf("Cancel of a running keyed call: %v, want a refusal naming its order key", err)
+	}
+	if row := get(t, s, first.ID); row.State != running || row.LeaseOwner != "w" || row.DiscardReason != "" {
+		t.Fatalf("after the refused cancel: %s owner %q reason %q; want running, unchanged", row.State, row.LeaseOwner, row.DiscardReason)
+	}
+	if tr, err := s.OperatorActions(ctx, first.ID); err != nil || len(tr) != 0 {
+		t.Fatalf("trail after a refused cancel: %+v, %v", tr, err)
+	}
+	if got, err := s.ClaimDue(ctx, "w2", 400, 60_000, 10, []string{"a"}, nil); err != nil || len(got) != 0 {
+		t.Fatalf("claim while the first call of the key runs: %d rows, %v; want none", len(got), err)
+	}
+	if c, err := s.Cancel(ctx, next.ID, "not this one", "op", 500); err != nil || c.From != pending {
+		t.Fatalf("Cancel of the waiting call of the key: %+v, %v", c, err)
 	}
 }
 
