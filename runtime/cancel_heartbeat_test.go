@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -29,23 +28,8 @@ func TestCancelRunningAttemptWithinAHeartbeat(t *testing.T) {
 		}
 		cfgA.InstanceID, cfgB.InstanceID = "cancel-hb-a", "cancel-hb-b"
 		a, b := startRuntime(t, cfgA), startRuntime(t, cfgB)
-		var runs, fallbacks atomic.Int32
-		started := make(chan struct{}, 4)
-		cause := make(chan error, 4)
-		def := &TaskDef{Name: "cancel-heartbeat", Policy: fastPolicy(5), Run: func(ctx context.Context, args []byte) error {
-			runs.Add(1)
-			started <- struct{}{}
-			select {
-			case <-ctx.Done():
-				cause <- context.Cause(ctx)
-			case <-time.After(60 * time.Second):
-				cause <- errors.New("never canceled")
-			}
-			return errors.New("failed after the cancel") // would retry, then fall back, if written
-		}, Fallback: func(ctx context.Context, args []byte, lastErr error) error {
-			fallbacks.Add(1)
-			return nil
-		}}
+		probe, def := newCancelProbe("cancel-heartbeat", 60*time.Second)
+		runs, fallbacks, started, cause := &probe.runs, &probe.fallbacks, probe.started, probe.cause
 		// Only A runs it; B is the operator's process.
 		if err := a.Register(def); err != nil {
 			t.Fatal(err)

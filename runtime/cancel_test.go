@@ -73,23 +73,8 @@ func TestCancelRunningAttemptAcrossInstances(t *testing.T) {
 		cfgA, cfgB := testConfigT(t, dsn), testConfigT(t, dsn)
 		cfgA.InstanceID, cfgB.InstanceID = "cancel-a", "cancel-b"
 		a, b := startRuntime(t, cfgA), startRuntime(t, cfgB)
-		var runs, fallbacks atomic.Int32
-		started := make(chan struct{}, 4)
-		cause := make(chan error, 4)
-		def := &TaskDef{Name: "cancel-running", Policy: fastPolicy(5), Run: func(ctx context.Context, args []byte) error {
-			runs.Add(1)
-			started <- struct{}{}
-			select {
-			case <-ctx.Done():
-				cause <- context.Cause(ctx)
-			case <-time.After(30 * time.Second):
-				cause <- errors.New("never canceled")
-			}
-			return errors.New("failed after the cancel") // would retry, then fall back, if written
-		}, Fallback: func(ctx context.Context, args []byte, lastErr error) error {
-			fallbacks.Add(1)
-			return nil
-		}}
+		probe, def := newCancelProbe("cancel-running", 30*time.Second)
+		runs, fallbacks, started, cause := &probe.runs, &probe.fallbacks, probe.started, probe.cause
 		// B registers once the attempt runs on A: a submit that finds A's
 		// workers reserved by its poller's claim leaves the call to the
 		// pollers, and B's could take it (seen in a loaded make test).
@@ -351,4 +336,33 @@ func TestCancelledLeaseStartsNothing(t *testing.T) {
 	if !l.done(k, run) {
 		t.Fatal("done does not report the cancelled lease as lost")
 	}
+}
+
+// cancelProbe is a task whose attempt waits for its context and reports
+// why it ended (cause), counting its runs and fallback runs; an attempt
+// not canceled within wait reports "never canceled". Its error, were it
+// written, would retry and then fall back.
+type cancelProbe struct {
+	runs, fallbacks atomic.Int32
+	started         chan struct{}
+	cause           chan error
+}
+
+func newCancelProbe(name string, wait time.Duration) (*cancelProbe, *TaskDef) {
+	p := &cancelProbe{started: make(chan struct{}, 4), cause: make(chan error, 4)}
+	def := &TaskDef{Name: name, Policy: fastPolicy(5), Run: func(ctx context.Context, args []byte) error {
+		p.runs.Add(1)
+		p.started <- struct{}{}
+		select {
+		case <-ctx.Done():
+			p.cause <- context.Cause(ctx)
+		case <-time.After(wait):
+			p.cause <- errors.New("never canceled")
+		}
+		return errors.New("failed after the cancel")
+	}, Fallback: func(ctx context.Context, args []byte, lastErr error) error {
+		p.fallbacks.Add(1)
+		return nil
+	}}
+	return p, def
 }
