@@ -13,7 +13,7 @@
 // cases are in one file per area: insert.go, claim.go, finish.go, holds.go,
 // rescue.go, purge.go, instances.go, inspector.go, data.go, requeue.go,
 // operator.go, group_commit.go, flow.go, order.go, instance_scope.go,
-// console_reads.go, backlog.go, progress.go. Each case gets
+// console_reads.go, backlog.go, progress.go, fair_share.go. Each case gets
 // a database of its own, asserts on what the database holds afterwards (not
 // only on what a call returned), and takes ids from what the database
 // handed out (a Galera cluster hands out 1, 4, 7).
@@ -115,6 +115,7 @@ func areas() []struct {
 		{"ConsoleReads", consoleReadCases()},
 		{"Backlog", backlogCases()},
 		{"Progress", progressCases()},
+		{"FairShare", fairShareCases()},
 	}
 }
 
