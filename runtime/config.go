@@ -172,6 +172,19 @@ type Config struct {
 	// second's, and so on, then the names not listed. Default nil: oldest
 	// due first whatever the name (docs/instance-scope.md).
 	TaskPriority []string
+	// TenantFairShare shares this instance's free workers among the
+	// tenants with tasks due, by weight (TenantWeights), instead of
+	// claiming oldest due first: a tenant with a large backlog no longer
+	// starves one with a few tasks. Each instance shares its own workers.
+	// Default false: oldest due first, whatever the tenant
+	// (docs/tenants-fair-share.md).
+	TenantFairShare bool
+	// TenantWeights weighs tenants under TenantFairShare: a tenant of
+	// weight 3 gets three times the starts of one of weight 1 while both
+	// have tasks due. Whole numbers from 1 to 1000; a tenant not listed
+	// weighs 1. Default nil: every tenant weighs 1. Refused without
+	// TenantFairShare.
+	TenantWeights map[string]int
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -238,5 +251,9 @@ func (c Config) withDefaults() (Config, error) {
 	if err := c.validateScope(); err != nil {
 		return c, err
 	}
+	if err := c.validateFair(); err != nil { // fair_share.go
+		return c, err
+	}
+	c.TenantWeights = maps.Clone(c.TenantWeights) // the caller's map may change after Start
 	return c, nil
 }

@@ -85,7 +85,8 @@ func (rt *Runtime) claimScope(names []string) []claimGroup {
 // claimOwn claims up to n due tasks of names in this instance's shards:
 // with Config.TaskPriority, one claim per listed name, highest first, then
 // one for the names not listed, each taking what the ones before left of
-// n; without it, one claim, oldest due first.
+// n; without it, one claim, oldest due first. With Config.TenantFairShare
+// each of those claims is shared among tenants (fair_share.go).
 func (rt *Runtime) claimOwn(now time.Time, n int, names []string) ([]*Task, error) {
 	tiers := priorityTiers(names, rt.cfg.TaskPriority)
 	var out []*Task
@@ -93,7 +94,13 @@ func (rt *Runtime) claimOwn(now time.Time, n int, names []string) ([]*Task, erro
 		if len(out) >= n {
 			break
 		}
-		tasks, err := rt.store.ClaimScoped(rt.ctx, rt.cfg.InstanceID, toMillis(now), toMillis(now), toMillis(now.Add(rt.cfg.LeaseDuration)), n-len(out), rt.claimScope(tier))
+		var tasks []*Task
+		var err error
+		if rt.cfg.TenantFairShare { // fair_share.go: shared among tenants by weight
+			tasks, err = rt.claimFair(now, n-len(out), tier, names, len(tiers) == 1)
+		} else {
+			tasks, err = rt.store.ClaimScoped(rt.ctx, rt.cfg.InstanceID, toMillis(now), toMillis(now), toMillis(now.Add(rt.cfg.LeaseDuration)), n-len(out), rt.claimScope(tier))
+		}
 		if err != nil {
 			if len(out) == 0 {
 				return nil, err

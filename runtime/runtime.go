@@ -56,6 +56,7 @@ type Runtime struct {
 	clock  dbClock // offset to the database's clock (clock.go)
 
 	holdReads holdReads // when the poller reads the scheduled calls to hold (hold_reads.go)
+	fair      fairShare // Config.TenantFairShare's claim state, the poller's (fair_share.go)
 
 	progress progressSet // the attempts' progress reports (progress.go)
 
