@@ -28,7 +28,8 @@ import (
 // sharing, so an idle spell earns no credit.
 //
 // Who has tasks due is read (Store.DueTenants, idx_state_name alone) at
-// most once per PollInterval; only the poller uses this state.
+// most once per PollInterval (and when the names claimed change); only the
+// poller uses this state.
 
 // maxTenantWeight is the largest Config.TenantWeights value.
 const maxTenantWeight = 1000
@@ -37,6 +38,7 @@ const maxTenantWeight = 1000
 type fairShare struct {
 	due    []string           // tenants with tasks due at the last read, sorted; those whose claim came back short are removed
 	readAt time.Time          // when due was read; zero: never
+	names  []string           // the names due was read for (a handler registered since: read again)
 	pass   map[string]float64 // virtual time of each tenant read as due: starts claimed / weight
 }
 
@@ -74,12 +76,13 @@ func (c Config) tenantWeight(tenant string) float64 {
 // tenant whose claim came back short is then left out until the next read.
 func (rt *Runtime) claimFair(now time.Time, n int, names, every []string, all bool) ([]*Task, error) {
 	f := &rt.fair
-	if f.readAt.IsZero() || now.Sub(f.readAt) >= rt.cfg.PollInterval || now.Before(f.readAt) {
+	if f.readAt.IsZero() || now.Sub(f.readAt) >= rt.cfg.PollInterval || now.Before(f.readAt) || !slices.Equal(f.names, every) {
 		due, err := rt.store.DueTenants(rt.ctx, toMillis(now), every, rt.cfg.Tenants)
 		if err != nil {
 			return nil, err
 		}
 		f.read(now, due)
+		f.names = slices.Clone(every)
 	}
 	var out []*Task
 	active := slices.Clone(f.due)

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -188,29 +189,67 @@ func TestFairShareWeights(t *testing.T) {
 }
 
 // Work-conserving: a tenant with fewer due tasks than its share leaves
-// the rest to the others. A has 1 due task, B 50, 4 workers held busy:
-// all 4 run at once (A's 1 and 3 of B's), not 2 + 1.
+// the rest to the others, in the same claim, shared among them. A has 1
+// due task, B and C 50 each (C's due first), 9 workers held busy, and no
+// poll but the one Register starts (PollInterval 1h): that claim gives
+// each 3, A's claim comes back 2 short, and the 2 go to B and C, one each:
+// A 1, B 4, C 4 running (oldest due first would give C both: B 3, C 5).
 func TestFairShareWorkConserving(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		cfg := fairConfig(t, dsn, true)
+		cfg.Workers, cfg.PollInterval = 9, time.Hour
 		rt := startRuntime(t, cfg)
 		s := &fairStarts{hold: make(chan struct{})}
 		def := s.def("fair.conserving")
 		now := time.Now()
+		loadBacklog(t, rt, def, "C", 50, now.Add(-2*time.Minute))
 		loadBacklog(t, rt, def, "A", 1, now.Add(-time.Minute))
 		loadBacklog(t, rt, def, "B", 50, now.Add(-time.Minute))
+		t.Cleanup(func() { close(s.hold) })
 		if err := rt.Register(def); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { close(s.hold) })
 		waitFor(t, 30*time.Second, "every worker busy", func() bool {
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			return s.active == cfg.Workers
 		})
 		all, a := s.count("A")
-		if all != cfg.Workers || a != 1 {
-			t.Fatalf("running: %d attempts, %d of A's; want %d, 1 of A's", all, a, cfg.Workers)
+		_, b := s.count("B")
+		_, c := s.count("C")
+		if all != cfg.Workers || a != 1 || b != 4 || c != 4 {
+			t.Fatalf("running: %d attempts, A %d, B %d, C %d; want %d: A 1, B 4, C 4", all, a, b, c, cfg.Workers)
+		}
+	})
+}
+
+// Work-conserving for tenants not yet seen: the workers no tenant read as
+// due took go to a plain claim. With no poll but those the test makes
+// (PollInterval 1h), A's one task runs, read as the only tenant due; then
+// D's tasks fall due and the poller is poked: the claim, before the next
+// read, gives D the 3 free workers.
+func TestFairShareWorkConservingUnseen(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		cfg := fairConfig(t, dsn, true)
+		cfg.PollInterval = time.Hour
+		rt := startRuntime(t, cfg)
+		s := &fairStarts{hold: make(chan struct{})}
+		def := s.def("fair.unseen")
+		loadBacklog(t, rt, def, "A", 1, time.Now().Add(-time.Minute))
+		t.Cleanup(func() { close(s.hold) })
+		if err := rt.Register(def); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 30*time.Second, "A's task to start", func() bool { _, a := s.count("A"); return a == 1 })
+		loadBacklog(t, rt, def, "D", 10, time.Now())
+		rt.poke()
+		waitFor(t, 30*time.Second, "every worker busy", func() bool {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return s.active == cfg.Workers
+		})
+		if all, d := s.count("D"); all != cfg.Workers || d != cfg.Workers-1 {
+			t.Fatalf("running: %d attempts, %d of D's; want %d, %d of D's", all, d, cfg.Workers, cfg.Workers-1)
 		}
 	})
 }
@@ -253,4 +292,45 @@ func TestFairShareConfigRefused(t *testing.T) {
 		t.Fatalf("Start with good weights: %v", err)
 	}
 	rt.Stop(context.Background())
+}
+
+// A tenant that starts having tasks due enters at the least virtual time
+// of those sharing, not at zero: it earns no credit for the starts the
+// others had before it came. A runs alone for 100 starts, then B's
+// backlog falls due (after A's): of the 40 starts after B's first, A gets
+// half, within 8 (without the entry rule B took all 40: its virtual time
+// was 100 behind A's).
+func TestFairShareNewcomerNoCredit(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		cfg := fairConfig(t, dsn, true)
+		rt := startRuntime(t, cfg)
+		s := &fairStarts{}
+		def := s.def("fair.newcomer")
+		now := time.Now()
+		loadBacklog(t, rt, def, "A", 400, now.Add(-time.Minute))
+		if err := rt.Register(def); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 60*time.Second, "100 of A's starts", func() bool { all, _ := s.count("A"); return all >= 100 })
+		loadBacklog(t, rt, def, "B", 200, time.Now())
+		waitFor(t, 60*time.Second, "40 starts after B's first", func() bool {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			i := slices.Index(s.order, "B")
+			return i >= 0 && len(s.order)-i >= 40
+		})
+		s.mu.Lock()
+		i := slices.Index(s.order, "B")
+		a := 0
+		for _, tn := range s.order[i : i+40] {
+			if tn == "A" {
+				a++
+			}
+		}
+		s.mu.Unlock()
+		t.Logf("after B's first start: A %d of the next 40, B %d", a, 40-a)
+		if a < 12 || a > 28 {
+			t.Fatalf("A started %d of the 40 starts after B's first; want 20 ± 8 (B enters at A's virtual time)", a)
+		}
+	})
 }
