@@ -19,7 +19,8 @@ import (
 // tenant has a virtual time (its starts claimed here divided by its
 // weight); each free worker goes to the tenant whose virtual time after
 // one more start would be least, and each tenant's share is one claim
-// limited to that tenant (the usual claim statement, with every gate,
+// limited to that tenant and to its tasks due from its oldest at the last
+// read on (Store.ClaimTenant: the usual claim statement, with every gate,
 // fence and lease it has). A tenant whose claim comes back short (fewer
 // due rows than its share) leaves the rest to the others, and what no
 // known tenant took goes to one plain claim (tenants whose tasks fell due
@@ -40,6 +41,7 @@ type fairShare struct {
 	readAt time.Time          // when due was read; zero: never
 	names  []string           // the names due was read for (a handler registered since: read again)
 	pass   map[string]float64 // virtual time of each tenant read as due: starts claimed / weight
+	oldest map[string]Millis  // each tenant's oldest due task at the read: its claim starts there (Store.ClaimTenant)
 }
 
 // validateFair reports what is wrong with TenantFairShare and TenantWeights.
@@ -75,6 +77,9 @@ func (c Config) tenantWeight(tenant string) float64 {
 // names are every name the instance claims (no TaskPriority tier): a
 // tenant whose claim came back short is then left out until the next read.
 func (rt *Runtime) claimFair(now time.Time, n int, names, every []string, all bool) ([]*Task, error) {
+	if len(names) == 0 {
+		return nil, nil // no handler here: nothing to claim, nothing to read
+	}
 	f := &rt.fair
 	if f.readAt.IsZero() || now.Sub(f.readAt) >= rt.cfg.PollInterval || now.Before(f.readAt) || !slices.Equal(f.names, every) {
 		due, err := rt.store.DueTenants(rt.ctx, toMillis(now), every, rt.cfg.Tenants)
@@ -94,11 +99,7 @@ func (rt *Runtime) claimFair(now time.Time, n int, names, every []string, all bo
 			if want == 0 {
 				continue
 			}
-			groups := rt.claimScope(names)
-			for i := range groups {
-				groups[i].Tenants = []string{t}
-			}
-			got, err := rt.store.ClaimScoped(rt.ctx, rt.cfg.InstanceID, toMillis(now), toMillis(now), toMillis(now.Add(rt.cfg.LeaseDuration)), want, groups)
+			got, err := rt.store.ClaimTenant(rt.ctx, rt.cfg.InstanceID, toMillis(now), toMillis(now), toMillis(now.Add(rt.cfg.LeaseDuration)), want, rt.claimScope(names), t, f.oldest[t])
 			if err != nil {
 				return rt.fairKept(out, err)
 			}
@@ -159,12 +160,14 @@ func (f *fairShare) read(now time.Time, due []storage.DueTenant) {
 		floor = 0
 	}
 	pass := make(map[string]float64, len(due))
+	oldest := make(map[string]Millis, len(due))
 	f.due = f.due[:0]
 	for _, d := range due {
 		pass[d.Tenant] = max(f.pass[d.Tenant], floor)
+		oldest[d.Tenant] = d.Oldest
 		f.due = append(f.due, d.Tenant)
 	}
-	f.pass, f.readAt = pass, now
+	f.pass, f.oldest, f.readAt = pass, oldest, now
 }
 
 // fairAllocate shares n workers among tenants (sorted): each to the tenant

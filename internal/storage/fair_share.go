@@ -51,3 +51,32 @@ func DueTenantsQuery(names, tenants []string) (string, []any) {
 	return "SELECT tenant, MIN(execute_time) AS oldest FROM argo_task WHERE " + cond +
 		" GROUP BY task_status, task_id, tenant HAVING MIN(execute_time) <= ?", args
 }
+
+// ClaimTenant is ClaimScoped limited to one tenant's tasks due from
+// dueFrom on (its oldest due task at the last DueTenants read; 0: no
+// bound): the fair-share claim of one tenant's share. The bound starts the
+// claim's range of the due index (idx_claim_due) at the tenant's first due
+// row, not at the oldest due row of every tenant: without it a tenant whose
+// tasks fall due after another's large backlog reads the whole backlog's
+// index entries and rows to find its own. A row of the tenant due before
+// dueFrom (put back as it was after the read) is left to the next read's
+// claim. Every other condition, fence and lease is ClaimScoped's.
+func (s *Store) ClaimTenant(ctx context.Context, owner string, now, dueBy, leaseUntil Millis, limit int, groups []ClaimGroup, tenant string, dueFrom Millis) ([]*Task, error) {
+	one := make([]ClaimGroup, len(groups))
+	for i, g := range groups {
+		g.Tenants = []string{tenant}
+		one[i] = g
+	}
+	scope, args := scopeCondition(one)
+	if scope != "" && dueFrom > 0 {
+		// The claim's due column: MySQL's generated due_at (idx_claim_due),
+		// SQLite's execute_time (its partial idx_claim_due).
+		col := "execute_time"
+		if s.Dialect() == "mysql" {
+			col = "due_at"
+		}
+		scope = "(" + col + " >= ? AND " + scope + ")"
+		args = append([]any{dueFrom}, args...)
+	}
+	return s.claimIn(ctx, owner, now, dueBy, leaseUntil, limit, scope, args)
+}

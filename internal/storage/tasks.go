@@ -100,6 +100,12 @@ func (s *Store) ClaimDue(ctx context.Context, owner string, now, leaseUntil Mill
 // tasks due at dueBy or earlier.
 func (s *Store) ClaimScoped(ctx context.Context, owner string, now, dueBy, leaseUntil Millis, limit int, groups []ClaimGroup) ([]*Task, error) {
 	scope, args := scopeCondition(groups)
+	return s.claimIn(ctx, owner, now, dueBy, leaseUntil, limit, scope, args)
+}
+
+// claimIn is ClaimScoped's claim of the rows of scope (a condition and its
+// arguments); "" claims nothing.
+func (s *Store) claimIn(ctx context.Context, owner string, now, dueBy, leaseUntil Millis, limit int, scope string, args []any) ([]*Task, error) {
 	if scope == "" {
 		return nil, nil // no handler here, or no shard owned: claim nothing
 	}

@@ -11,11 +11,13 @@ import (
 // fairShareCases: the fair-share claim's read of the tenants with tasks
 // due (DueTenants, runtime Config.TenantFairShare): who has a claimable
 // task of the names due, each once with its earliest due time, limited to
-// a tenant list, read from idx_state_name alone.
+// a tenant list, read from idx_state_name alone; and the claim of one
+// tenant's share (ClaimTenant).
 func fairShareCases() []testCase {
 	return []testCase{
 		{"DueTenants", fairDueTenants},
 		{"DueTenantsReadsIndex", fairDueTenantsPlan},
+		{"ClaimTenant", fairClaimTenant},
 	}
 }
 
@@ -102,5 +104,46 @@ func fairDueTenantsPlan(t *testing.T, e Engine) {
 		if s.Driver().Name() != "sqlite" && !strings.Contains(plan, "Using index") {
 			t.Errorf("tenants %v: plan %q; want the index alone (Using index), no row read", tenants, plan)
 		}
+	}
+}
+
+// ClaimTenant takes one tenant's due rows from dueFrom on, oldest first,
+// leased as ClaimScoped leases them; not another tenant's, not the
+// tenant's rows due before dueFrom or not yet due.
+func fairClaimTenant(t *testing.T, e Engine) {
+	s := e.Open(t)
+	ctx := ctxFor(t)
+	var early, mid, late, notDue, other *storage.Task
+	for _, p := range []struct {
+		task   **storage.Task
+		due    Millis
+		tenant string
+	}{{&early, 50, "acme"}, {&mid, 100, "acme"}, {&late, 150, "acme"}, {&notDue, 900, "acme"}, {&other, 120, "globex"}} {
+		task := newTask("a", pending, p.due, 0)
+		task.Tenant = p.tenant
+		insert(t, s, task)
+		*p.task = task
+	}
+	got, err := s.ClaimTenant(ctx, "w1", 200, 200, 5000, 10, []storage.ClaimGroup{{Names: []string{"a"}}}, "acme", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := idsOf(got); !slices.Equal(ids, []int64{mid.ID, late.ID}) {
+		t.Fatalf("ClaimTenant(acme, from 100) took %v; want %v (acme's due from 100, oldest first)", ids, []int64{mid.ID, late.ID})
+	}
+	for _, task := range []*storage.Task{mid, late} {
+		if row := get(t, s, task.ID); row.State != running || row.LeaseOwner != "w1" || row.LeaseUntil != 5000 || row.ExecuteTimes != 1 {
+			t.Fatalf("task %d after the claim: state %v, owner %q, lease %d, attempt %d; want running, w1, 5000, 1", task.ID, row.State, row.LeaseOwner, row.LeaseUntil, row.ExecuteTimes)
+		}
+	}
+	for _, task := range []*storage.Task{early, notDue, other} {
+		if row := get(t, s, task.ID); row.State != pending || row.LeaseOwner != "" {
+			t.Fatalf("task %d (tenant %q, due %d) after the claim: state %v, owner %q; want pending, unleased", task.ID, task.Tenant, task.ExecuteTime, row.State, row.LeaseOwner)
+		}
+	}
+	// No bound (0): every due row of the tenant.
+	got, err = s.ClaimTenant(ctx, "w1", 200, 200, 5000, 10, []storage.ClaimGroup{{Names: []string{"a"}}}, "acme", 0)
+	if err != nil || !slices.Equal(idsOf(got), []int64{early.ID}) {
+		t.Fatalf("ClaimTenant(acme, no bound) took %v, %v; want [%d]", idsOf(got), err, early.ID)
 	}
 }
