@@ -37,7 +37,7 @@ const (
 )
 
 // AllFeatures lists every feature.
-var AllFeatures = []string{FeatureBasic, FeatureFlow, FeatureOperator, FeatureTxRollback, FeatureDeps, FeatureOrder, FeatureOrderTx, FeatureOrderFlow, FeatureBigSubmit, FeatureRetryAfter, FeatureBudget}
+var AllFeatures = []string{FeatureBasic, FeatureFlow, FeatureOperator, FeatureTxRollback, FeatureDeps, FeatureOrder, FeatureOrderTx, FeatureOrderFlow, FeatureBigSubmit, FeatureRetryAfter, FeatureBudget, FeatureFair}
 
 // DefaultFeatures is what make test runs: every feature whose breaks are
 // fixed. The ones off by default are named in KnownBreaks with the break
@@ -169,6 +169,8 @@ type CallSpec struct {
 	// Delay is how long after the previous call's answer this call is
 	// submitted.
 	Delay time.Duration
+	// Tenant is the call's Call.Tenant (FeatureFair, fair.go).
+	Tenant string
 }
 
 // Operation is what a slot does at one step: one call, or a few that go
@@ -335,6 +337,10 @@ func Generate(seed uint64, slot, k int, f Features) Operation {
 				op.Calls = append(op.Calls, c)
 			}
 		}},
+	}
+	if calls := fairOperation(seed, slot, k); f[FeatureFair] && calls != nil { // fair.go
+		op.Calls = calls
+		return op
 	}
 	if f[FeatureBigSubmit] && slot == 0 && (k%400 == 2 || k%400 == 12) { // two a run (two per 400 operations of slot 0): each is some 53 MiB
 		c := one(TaskPlain)

@@ -133,6 +133,10 @@ func run(c config) error {
 		}
 	}
 
+	if c.features[faultcheck.FeatureFair] && faultcheck.FairSlot(c.slot) {
+		faultcheck.FairConfig(&c.rt) // fair.go
+	}
+
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	rt, err := runtime.Start(ctx, c.rt)

@@ -65,7 +65,7 @@ func (w *worker) do(ctx context.Context, op faultcheck.Operation) {
 	for i, cs := range op.Calls {
 		raw, _ := json.Marshal(cs.Args)
 		raws[i] = raw
-		calls[i] = runtime.Call{Task: w.defs[cs.Task], Args: raw, OrderKey: cs.OrderKey}
+		calls[i] = runtime.Call{Task: w.defs[cs.Task], Args: raw, OrderKey: cs.OrderKey, Tenant: cs.Tenant}
 		if cs.Unique {
 			calls[i].UniqueKey = cs.Op
 		}
