@@ -334,3 +334,40 @@ func TestFairShareNewcomerNoCredit(t *testing.T) {
 		}
 	})
 }
+
+// Priority comes before fair share: each TaskPriority tier's claim is
+// shared among tenants on its own, so the high name's tasks (tenant B's)
+// all run before the low name's (tenant A's, due first), one worker.
+func TestFairShareWithinPriorityTiers(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		producer := startRuntime(t, testConfigT(t, dsn)) // no handlers: stores only
+		r := &ranBy{}
+		low, high := r.def("fprio.low", ""), r.def("fprio.high", "")
+		var ids []int64
+		for i, d := range []*TaskDef{low, low, low, high, high, high} {
+			tenant := "A"
+			if i >= 3 {
+				tenant = "B"
+			}
+			id, err := producer.Submit(context.Background(), Call{Task: d, Args: []byte(`{}`), Tenant: tenant})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, id)
+		}
+		cfg := fairConfig(t, dsn, true)
+		cfg.Workers, cfg.TaskPriority = 1, []string{"fprio.high"}
+		worker := startRuntime(t, cfg)
+		if err := worker.Register(r.def("fprio.low", "w"), r.def("fprio.high", "w")); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range ids {
+			waitState(t, worker, id, StateSucceeded, 15*time.Second)
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if want := []string{"fprio.high", "fprio.high", "fprio.high", "fprio.low", "fprio.low", "fprio.low"}; !slices.Equal(r.ord, want) {
+			t.Fatalf("run order %v, want %v", r.ord, want)
+		}
+	})
+}

@@ -42,7 +42,7 @@ var AllFeatures = []string{FeatureBasic, FeatureFlow, FeatureOperator, FeatureTx
 // DefaultFeatures is what make test runs: every feature whose breaks are
 // fixed. The ones off by default are named in KnownBreaks with the break
 // they find, or are too heavy for make test (bigsubmit).
-var DefaultFeatures = []string{FeatureBasic, FeatureOrder, FeatureFlow, FeatureOperator, FeatureOrderTx, FeatureOrderFlow, FeatureRetryAfter, FeatureTxRollback, FeatureDeps, FeatureBudget}
+var DefaultFeatures = []string{FeatureBasic, FeatureOrder, FeatureFlow, FeatureOperator, FeatureOrderTx, FeatureOrderFlow, FeatureRetryAfter, FeatureTxRollback, FeatureDeps, FeatureBudget, FeatureFair}
 
 // MariaDBOn lists the features added to DefaultFeatures on a MariaDB
 // server of the test's own (whose max_allowed_packet the test lowers to
