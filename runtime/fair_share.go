@@ -100,11 +100,11 @@ func (rt *Runtime) claimFair(now time.Time, n int, names, every []string, all bo
 				continue
 			}
 			got, err := rt.store.ClaimTenant(rt.ctx, rt.cfg.InstanceID, toMillis(now), toMillis(now), toMillis(now.Add(rt.cfg.LeaseDuration)), want, rt.claimScope(names), t, f.oldest[t])
+			f.pass[t] += float64(len(got)) / rt.cfg.tenantWeight(t)
+			out = append(out, got...) // leased to this instance, error or not
 			if err != nil {
 				return rt.fairKept(out, err)
 			}
-			f.pass[t] += float64(len(got)) / rt.cfg.tenantWeight(t)
-			out = append(out, got...)
 			if len(got) < want {
 				short = append(short, t)
 			}
@@ -121,15 +121,15 @@ func (rt *Runtime) claimFair(now time.Time, n int, names, every []string, all bo
 		// Work-conserving: the workers no known tenant took go to the
 		// tasks of any tenant (those that fell due since the read).
 		got, err := rt.store.ClaimScoped(rt.ctx, rt.cfg.InstanceID, toMillis(now), toMillis(now), toMillis(now.Add(rt.cfg.LeaseDuration)), n-len(out), rt.claimScope(names))
-		if err != nil {
-			return rt.fairKept(out, err)
-		}
 		for _, task := range got {
 			if _, ok := f.pass[task.Tenant]; ok {
 				f.pass[task.Tenant] += 1 / rt.cfg.tenantWeight(task.Tenant)
 			}
 		}
 		out = append(out, got...)
+		if err != nil {
+			return rt.fairKept(out, err)
+		}
 	}
 	return out, nil
 }
