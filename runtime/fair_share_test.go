@@ -294,12 +294,14 @@ func TestFairShareConfigRefused(t *testing.T) {
 	rt.Stop(context.Background())
 }
 
-// A tenant that starts having tasks due enters at the least virtual time
-// of those sharing, not at zero: it earns no credit for the starts the
-// others had before it came. A runs alone for 100 starts, then B's
+// A tenant that starts having tasks due is seen at the next read (at most
+// one PollInterval later) and enters at the least virtual time of those
+// sharing, not at zero: it earns no credit for the starts the others had
+// before it came. A (2,000 due) runs alone for 100 starts, then B's
 // backlog falls due (after A's): of the 40 starts after B's first, A gets
-// half, within 8 (without the entry rule B took all 40: its virtual time
-// was 100 behind A's).
+// half, within 8. Without the entry rule B took all 40 (its virtual time
+// was 100 behind A's); without the periodic read, B started only once A's
+// backlog was gone (then all 40 were B's).
 func TestFairShareNewcomerNoCredit(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		cfg := fairConfig(t, dsn, true)
@@ -307,7 +309,7 @@ func TestFairShareNewcomerNoCredit(t *testing.T) {
 		s := &fairStarts{}
 		def := s.def("fair.newcomer")
 		now := time.Now()
-		loadBacklog(t, rt, def, "A", 400, now.Add(-time.Minute))
+		loadBacklog(t, rt, def, "A", 2000, now.Add(-time.Minute)) // not drained while B's are written
 		if err := rt.Register(def); err != nil {
 			t.Fatal(err)
 		}
