@@ -973,7 +973,8 @@ func Check(in Input) []Violation {
 		}
 	}
 
-	checkProgress(in, bad) // progress.go
+	checkProgress(in, bad)    // progress.go
+	checkReleaseLost(in, bad) // release.go
 
 	slices.SortStableFunc(out, func(a, b Violation) int {
 		if c := strings.Compare(a.Inv, b.Inv); c != 0 {
