@@ -143,7 +143,12 @@ func TestFaultCheckMariaDB(t *testing.T) {
 	for range tg.slots {
 		tg.proxies = append(tg.proxies, testdb.NewFaultProxy(t, dsn))
 	}
-	tg.workerDSN = func(slot int) string { return tg.proxies[slot].DSN(dsn) }
+	// A session cut off mid-transaction (cutanswer on a dependent submit's
+	// INSERT) keeps its locks until the server closes it: after the
+	// session's wait_timeout, scaled as the leases are (2 s here against 30 s
+	// by default: argo's 60 s default becomes 10 s), so that it is gone well
+	// within the settle bound (runtime.MySQLIdleTimeoutDefault).
+	tg.workerDSN = func(slot int) string { return tg.proxies[slot].DSN(dsn) + "&wait_timeout=10" }
 	tg.setup = func(t *testing.T, ctx context.Context, db *sql.DB, s settings) {
 		if s.features[FeatureBigSubmit] {
 			// The server's own default (make test's servers allow 64 MiB), so
