@@ -92,10 +92,10 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 		defer func() { unhook(); stopSync() }()
 	}
 	// Its progress reports ride on the lease renewals (progress.go).
-	progress := rt.progress.open(lease, rt.now)
-	defer rt.progress.close(lease, progress)
+	actx, progress := rt.attemptProgress(parent, t, lease)
+	defer rt.progress.close(progress)
 	// Canceled at once if a renewal finds the lease gone.
-	ctx, running := rt.leases.start(context.WithValue(withAttempt(parent, t.ID, t.ExecuteTimes, t.Name), progressKey{}, progress), lease, t.Name, "attempt")
+	ctx, running := rt.leases.start(actx, lease, t.Name, "attempt")
 	var cancel context.CancelFunc = func() {}
 	if pol.Timeout > 0 {
 		ctx, cancel = context.WithTimeout(ctx, pol.Timeout)
