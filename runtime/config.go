@@ -191,7 +191,7 @@ func (c Config) withDefaults() (Config, error) {
 		return c, err
 	}
 	c.AlertChannels = maps.Clone(c.AlertChannels) // the caller's map may change after Start
-	ring, err := newKeyring(c.Cipher) // cipher.go
+	ring, err := newKeyring(c.Cipher)             // cipher.go
 	if err != nil {
 		return c, err
 	}
