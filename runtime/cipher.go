@@ -291,6 +291,20 @@ func OpenArguments(t *Task, c *Cipher) (plain []byte, keyID string, err error) {
 	return plain, keyID, err
 }
 
+// SealArguments returns plain encrypted as a task of name and tenant
+// stores it under c.EncryptWith: the task_parameter a submit would write
+// (for tools that write rows themselves, and tests).
+func SealArguments(c *Cipher, name, tenant string, plain []byte) (string, error) {
+	k, err := newKeyring(c)
+	if err != nil {
+		return "", err
+	}
+	if k == nil || k.enc == nil {
+		return "", errors.New("argo: SealArguments needs a cipher with Cipher.EncryptWith set")
+	}
+	return seal(k.enc, k.encID, name, tenant, plain), nil
+}
+
 // ParseCipherKeys reads a keyring from text: comma-separated ID:KEY pairs,
 // KEY being 32 bytes in standard base64 (e.g. "k1:3q2+7w...=,k2:..."), as
 // argoctl reads it from ARGO_CIPHER_KEYS.
