@@ -347,7 +347,7 @@ func (rt *Runtime) stampAndSeal(ctx context.Context, c Call, t *Task) error {
 	if err := stampCaller(ctx, c, t); err != nil {
 		return err
 	}
-	return nil
+	return rt.cfg.ring.sealTask(t)
 }
 
 // undecodableMessage is the error_msg of a task given back undecodable:
