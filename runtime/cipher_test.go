@@ -538,3 +538,54 @@ func TestCipherWrongKeyAndTampered(t *testing.T) {
 		}
 	})
 }
+
+// A rekey while an attempt runs rewrites the running row's arguments and
+// nothing else (state, lease owner, attempt stay); the attempt, which has
+// its arguments already, ends succeeded and its outcome lands.
+func TestCipherRekeyRunningRow(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		k1, k2 := CipherKey{ID: "k1", Key: testKey(t)}, CipherKey{ID: "k2", Key: testKey(t)}
+		cfg := testConfigT(t, dsn)
+		cfg.Cipher = &Cipher{Keys: []CipherKey{k1, k2}, EncryptWith: "k1"}
+		rt := startRuntime(t, cfg)
+		started, release := make(chan []byte, 1), make(chan struct{})
+		def := &TaskDef{Name: "crypt.running", Policy: fastPolicy(1), Run: func(ctx context.Context, args []byte) error {
+			started <- append([]byte(nil), args...)
+			select {
+			case <-release:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}}
+		if err := rt.Register(def); err != nil {
+			t.Fatal(err)
+		}
+		id, err := rt.Submit(ctx, Call{Task: def, Args: cryptArgs(1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := receive(t, started, 20*time.Second, "the attempt to start"); !bytes.Equal(got, cryptArgs(1)) {
+			t.Fatalf("the attempt got %q", got)
+		}
+		before, err := rt.Inspector().Get(ctx, id)
+		if err != nil || before.State != StateRunning {
+			t.Fatalf("before the rekey: %+v %v", before, err)
+		}
+		rep, err := rt.Inspector().Rekey(ctx, &Cipher{Keys: []CipherKey{k1, k2}, EncryptWith: "k2"}, RekeyOptions{})
+		if err != nil || rep.Rekeyed != 1 || rep.Remaining() != 0 {
+			t.Fatalf("rekey: %s %v", rep, err)
+		}
+		after, err := rt.Inspector().Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k, _ := EncryptedKeyID(after.Parameter); k != "k2" || after.State != StateRunning || after.LeaseOwner != before.LeaseOwner || after.ExecuteTimes != before.ExecuteTimes || after.GmtModified != before.GmtModified {
+			t.Fatalf("running row after the rekey: key %q %s owner %q attempt %d modified %d; before: %s owner %q attempt %d modified %d",
+				k, after.State, after.LeaseOwner, after.ExecuteTimes, after.GmtModified, before.State, before.LeaseOwner, before.ExecuteTimes, before.GmtModified)
+		}
+		close(release)
+		waitState(t, rt, id, StateSucceeded, 20*time.Second)
+	})
+}
