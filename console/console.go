@@ -33,9 +33,14 @@ type Options struct {
 	// TraceURL links a task's trace id: "{traceId}" is replaced by it, e.g.
 	// "https://traces.example/trace/{traceId}". Default "": no link.
 	TraceURL string
-	// RequireDiscardApproval makes a discard a request that another
-	// operator approves or rejects (Inspector.RequestDiscard). Default false.
-	RequireDiscardApproval bool
+	// SingleOperatorDiscard lets one operator discard a task at once
+	// (Inspector.SingleOperatorDiscard; the trail records a discard
+	// without review). Default false: a discard is a request that another
+	// operator approves or rejects (Inspector.RequestDiscard). The console
+	// authenticates its operators itself and connects as one database
+	// account, so its approvals are checked by operator name only
+	// (Inspector.SameAccountApproval).
+	SingleOperatorDiscard bool
 	// Now is the clock (tests fix it). Default time.Now.
 	Now func() time.Time
 	// CSRFKey signs the forms' CSRF tokens. Default: a random key per New,
@@ -230,7 +235,8 @@ func (c *console) inspector(r *http.Request) *runtime.Inspector {
 	in := *c.opts.Inspector
 	in.Operator = operatorOf(r.Context())
 	in.Now = c.opts.Now
-	in.RequireDiscardApproval = c.opts.RequireDiscardApproval
+	in.SingleOperatorDiscard = c.opts.SingleOperatorDiscard
+	in.SameAccountApproval = true // one account for every operator: names decide
 	return &in
 }
 

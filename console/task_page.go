@@ -137,8 +137,8 @@ func (c *console) actionsFor(t *runtime.Task, links runtime.RequeueLinks, openRe
 	switch t.State {
 	case runtime.StatePending, runtime.StateRetrying, runtime.StateExhausted, runtime.StateDead:
 		if links.To == 0 {
-			a.Discard = !c.opts.RequireDiscardApproval
-			a.DiscardRequest = c.opts.RequireDiscardApproval && !openRequest
+			a.Discard = c.opts.SingleOperatorDiscard
+			a.DiscardRequest = !c.opts.SingleOperatorDiscard && !openRequest
 		}
 	}
 	a.DiscardDecide = openRequest

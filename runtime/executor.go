@@ -168,6 +168,7 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 	if runErr == nil {
 		hist.Outcome = OutcomeSucceeded
 		spanOutcome = hist.Outcome
+		rt.learn(t.Name, false) // adaptive_backoff.go
 		empty := ""
 		rt.record(finishing{Fence: f, To: StateSucceeded, Due: t.ExecuteTime, ErrMsg: &empty, History: hist, Direct: sync})
 		rt.flowOutcome(h, t, true)
@@ -194,6 +195,8 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 	msg := runErr.Error()
 	hist.Error = msg
 	spanOutcome = hist.Outcome
+	// A permanent error is the downstream's answer: not a failure to learn.
+	rt.learn(t.Name, !permanent) // adaptive_backoff.go
 	// The task's RetryStrategy, else its policy (retry_strategy.go).
 	strategyDelay, willRetry := rt.nextRetry(FailedAttempt{TaskID: t.ID, TaskName: t.Name, Tenant: t.Tenant, Attempt: countedAttempt(t), Deferred: t.DeferredTimes, Err: runErr, Policy: pol}, permanent)
 	// The callee said when to try again: then, without using one of the

@@ -978,8 +978,9 @@ func Check(in Input) []Violation {
 		}
 	}
 
-	checkProgress(in, bad) // progress.go
-	checkCrypt(in, bad)    // crypt.go
+	checkProgress(in, bad)    // progress.go
+	checkReleaseLost(in, bad) // release.go
+	checkCrypt(in, bad)       // crypt.go
 
 	slices.SortStableFunc(out, func(a, b Violation) int {
 		if c := strings.Compare(a.Inv, b.Inv); c != 0 {

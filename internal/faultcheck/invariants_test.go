@@ -215,6 +215,13 @@ func TestCheckFindsEachBreak(t *testing.T) {
 			h.progress(1, 1, "w0.0", 50, 1, 5)
 			h.in.Attempts = []AttemptRow{{Task: 1, Attempt: 1, Outcome: runtime.OutcomeFailed, Worker: "w0.0"}}
 		}},
+		{InvReleaseLost, func(h *history) { // a dependent left blocked by its submit, released by the sweeper
+			h.call("0-0-0", 1, TaskPlain, runtime.StateSucceeded, 1, 0, nil)
+			h.call("0-0-1", 2, TaskPlain, runtime.StateSucceeded, 1, 0, func(b *Record, _ *Row) { b.After = []string{"0-0-0"} })
+			h.exec(1, 1, "w0.0", 10, 20, OutOK)
+			h.in.Records = append(h.in.Records, Record{Kind: KindSwept, Ev: "settled", At: h.at(4000), Inst: "w1.0", ID: 1})
+			h.exec(2, 1, "w1.0", 4010, 4020, OutOK)
+		}},
 		{InvFlowRate, func(h *history) {
 			for i := range RateAllowed + 1 {
 				id := int64(i + 1)

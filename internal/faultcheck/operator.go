@@ -70,6 +70,10 @@ type Operator struct {
 func NewOperator(db *sql.DB, dialect string, seed uint64, h *Writer) *Operator {
 	in, peer := runtime.NewInspector(db, dialect), runtime.NewInspector(db, dialect)
 	in.Operator, peer.Operator = "faultcheck-alice", "faultcheck-bob"
+	// alice discards alone (a team that turned review off) and also asks
+	// for reviewed discards, which bob approves from the same database
+	// account (one checker process, as the console's operators share one).
+	in.SingleOperatorDiscard, peer.SameAccountApproval = true, true
 	return &Operator{db: db, in: in, peer: peer, h: h, r: rand.New(rand.NewPCG(seed, 0x09e7a)), cr: rand.New(rand.NewPCG(seed, 0xc7e))}
 }
 

@@ -114,6 +114,8 @@ func run(c config) error {
 		return err
 	}
 	defer h.Close()
+	// The blocked sweeper's settles are written to the history (release.go).
+	c.rt.Logger = slog.New(sweepWatcher{c.rt.Logger.Handler(), h})
 	w := &worker{c: c, h: h, defs: faultcheck.Defs(), retryAfter: map[int64]int{}, gaveBack: map[int64]bool{}}
 	w.readClock()
 	// A constant offset keeps the monotonic reading, as a host whose clock is
