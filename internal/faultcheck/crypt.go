@@ -104,8 +104,9 @@ func (o *Operator) rekey(ctx context.Context) {
 	o.h.Write(r)
 }
 
-// CryptSummary counts the rekeys of a run's operator and the rows each
-// rewrote (for the test's log).
+// CryptSummary counts the rekeys of a run's operator, with the first
+// three reports and the first failure's error (a rekey during a server
+// restart or a partition fails; the next one goes on): for the test's log.
 func CryptSummary(recs []Record) string {
 	n, failed := 0, 0
 	var notes []string
@@ -114,6 +115,10 @@ func CryptSummary(recs []Record) string {
 			n++
 			if r.Answer != "ok" {
 				failed++
+				if failed == 1 {
+					notes = append(notes, "failed: "+r.Err)
+				}
+				continue
 			}
 			if len(notes) < 3 {
 				notes = append(notes, r.Note)
