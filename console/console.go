@@ -69,6 +69,10 @@ type Options struct {
 	// forgets it. Default DefaultOverviewMaxAge; negative: read it for
 	// every request.
 	OverviewMaxAge time.Duration
+	// Cipher holds the keys the task page decrypts arguments with
+	// (docs/encryption.md). Default nil: encrypted arguments show as
+	// "encrypted (key k2)", never in clear.
+	Cipher *runtime.Cipher
 }
 
 // Defaults of Options.

@@ -52,6 +52,10 @@ commands:
            [-single-operator-discard] [-trace-url URL]
                                              the operator console in a browser (docs/console.md); read-only
                                              unless -write; a non-loopback -listen needs -auth-basic or -auth-bearer
+  rekey    [-to KEYID] [-batch 500] [--dry-run]
+                                             re-encrypt arguments encrypted under other keys with the key -to
+                                             (default $ARGO_CIPHER_ENCRYPT_WITH); keys from $ARGO_CIPHER_KEYS
+                                             (ID:BASE64,…); --dry-run counts rows by key (docs/encryption.md)
   migrate                                    apply the embedded migrations
   version                                    print the version
 
@@ -91,6 +95,9 @@ type globals struct {
 	// discardApproval (-discard-approval, the default since review became
 	// it) overrides singleOperatorDiscard; kept for scripts that pass it.
 	discardApproval bool
+	// The keyring argoctl decrypts with and rekey encrypts with
+	// ($ARGO_CIPHER_KEYS, $ARGO_CIPHER_ENCRYPT_WITH; cipher.go).
+	cipherKeys, cipherEncryptWith string
 }
 
 func (g *globals) register(fs *flag.FlagSet) {
@@ -130,12 +137,14 @@ var commands = map[string]func(e *env, args []string) error{
 	"flow":            cmdFlow,
 	"serve":           cmdServe,
 	"backlog":         cmdBacklog,
+	"rekey":           cmdRekey,
 }
 
 // run is argoctl without the process: it returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	g := &globals{dsn: getenv("ARGO_DSN"), output: "table", timeout: 30 * time.Second, operator: operatorName(getenv),
-		singleOperatorDiscard: truthy(getenv("ARGO_SINGLE_OPERATOR_DISCARD"))}
+		singleOperatorDiscard: truthy(getenv("ARGO_SINGLE_OPERATOR_DISCARD")),
+		cipherKeys:            getenv("ARGO_CIPHER_KEYS"), cipherEncryptWith: getenv("ARGO_CIPHER_ENCRYPT_WITH")} // cipher.go
 	fs := newFlagSet("argoctl")
 	g.register(fs)
 	err := fs.Parse(args)

@@ -70,6 +70,9 @@ func cmdServe(e *env, args []string) error {
 	defer c.db.Close()
 	c.in.SingleOperatorDiscard = single
 	opts := console.Options{Inspector: c.in, AllowWrites: *write, TraceURL: *traceURL, SingleOperatorDiscard: single, Now: now}
+	if opts.Cipher, err = e.g.cipher(""); err != nil { // cipher.go: the task page decrypts with $ARGO_CIPHER_KEYS
+		return err
+	}
 	if auth {
 		opts.Authenticate = serveAuthenticator(users, *bearer)
 		if len(users) > 0 {

@@ -34,15 +34,16 @@ const (
 	FeatureBigSubmit  = "bigsubmit"   // one call a run larger than MariaDB's max_allowed_packet (16 MiB), submitted with context.Background over a connection of its own (#22 break 7); on by default on MariaDB (MariaDBOn)
 	FeatureRetryAfter = "retryafter"  // first attempts answering runtime.RetryAfter (#22 breaks 6, 10)
 	FeatureBudget     = "budget"      // calls under a retry budget whose first attempts are given back once per process (undecodable there), deferred by RetryAfter or failed (#22 break 6)
+	// FeatureCrypt (crypt.go): arguments of some task names encrypted at rest, under two keys; the operator rekeys.
 )
 
 // AllFeatures lists every feature.
-var AllFeatures = []string{FeatureBasic, FeatureFlow, FeatureOperator, FeatureTxRollback, FeatureDeps, FeatureOrder, FeatureOrderTx, FeatureOrderFlow, FeatureBigSubmit, FeatureRetryAfter, FeatureBudget, FeatureDeadlock}
+var AllFeatures = []string{FeatureBasic, FeatureFlow, FeatureOperator, FeatureTxRollback, FeatureDeps, FeatureOrder, FeatureOrderTx, FeatureOrderFlow, FeatureBigSubmit, FeatureRetryAfter, FeatureBudget, FeatureDeadlock, FeatureCrypt}
 
 // DefaultFeatures is what make test runs: every feature whose breaks are
 // fixed. The ones off by default are named in KnownBreaks with the break
 // they find, or are too heavy for make test (bigsubmit).
-var DefaultFeatures = []string{FeatureBasic, FeatureOrder, FeatureFlow, FeatureOperator, FeatureOrderTx, FeatureOrderFlow, FeatureRetryAfter, FeatureTxRollback, FeatureDeps, FeatureBudget, FeatureDeadlock}
+var DefaultFeatures = []string{FeatureBasic, FeatureOrder, FeatureFlow, FeatureOperator, FeatureOrderTx, FeatureOrderFlow, FeatureRetryAfter, FeatureTxRollback, FeatureDeps, FeatureBudget, FeatureDeadlock, FeatureCrypt}
 
 // MariaDBOn lists the features added to DefaultFeatures on a MariaDB
 // server of the test's own (whose max_allowed_packet the test lowers to

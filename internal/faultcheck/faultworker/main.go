@@ -85,6 +85,9 @@ func main() {
 		UnknownTaskDelay: 100 * time.Millisecond,
 		Logger:           slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
+	if c.features[faultcheck.FeatureCrypt] {
+		c.rt.Cipher = faultcheck.CryptCipher(c.slot, "") // crypt.go
+	}
 	if err := run(c); err != nil {
 		fmt.Fprintln(os.Stderr, "faultworker:", err)
 		os.Exit(1)
