@@ -102,6 +102,9 @@ type Row struct {
 	// The latest progress written (progress.go): its note and attempt (0: none).
 	ProgressNote    string
 	ProgressAttempt int
+	// KeyID is the key its arguments were stored encrypted under ("": in
+	// clear); Param holds them decrypted, unless CryptErr says why not (crypt.go).
+	KeyID, CryptErr string
 }
 
 // AttemptRow is a row of argo_task_attempt.
@@ -171,6 +174,8 @@ type Input struct {
 	// cancel's answer it ended (negative: before the answer), and on which
 	// instance: the figures behind CancelBound.
 	CancelEnded func(inst string, after time.Duration)
+	// Crypt: the workers ran with FeatureCrypt (InvCrypt, crypt.go).
+	Crypt bool
 }
 
 // DefaultCancelBound is CancelBound for a 2 s lease: the lease itself (a
@@ -973,7 +978,9 @@ func Check(in Input) []Violation {
 		}
 	}
 
-	checkProgress(in, bad) // progress.go
+	checkProgress(in, bad)    // progress.go
+	checkReleaseLost(in, bad) // release.go
+	checkCrypt(in, bad)       // crypt.go
 
 	slices.SortStableFunc(out, func(a, b Violation) int {
 		if c := strings.Compare(a.Inv, b.Inv); c != 0 {
