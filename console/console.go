@@ -227,6 +227,9 @@ func (c *console) inspector(r *http.Request) *runtime.Inspector {
 	in.Operator = operatorOf(r.Context())
 	in.Now = c.opts.Now
 	in.RequireDiscardApproval = c.opts.RequireDiscardApproval
+	if in.Source == "" {
+		in.Source = "console" // refused changes are counted as the console's (docs/errors.md)
+	}
 	return &in
 }
 

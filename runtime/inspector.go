@@ -28,6 +28,12 @@ type Inspector struct {
 	// ErrDiscardNeedsApproval: a discard is then requested (RequestDiscard)
 	// and approved by a different operator (ApproveDiscard). Default false.
 	RequireDiscardApproval bool
+	// Source names where this Inspector's changes come from in the count
+	// of refused operator transitions (argo_refused_transition, metric
+	// argo_operator_transitions_refused_total): argoctl sets "argoctl", the
+	// console "console". 1 to 16 characters of A-Z a-z 0-9 _ . - : (any
+	// other is counted as "other"). Default "api".
+	Source string
 
 	// The runtime's Config.InstanceTimeout and Config.Shards (Overview);
 	// zero from NewInspector: Config's defaults.
@@ -80,7 +86,7 @@ func (in *Inspector) Discard(ctx context.Context, id int64, reason string) error
 	if strings.TrimSpace(reason) == "" {
 		return errors.New("argo: discard needs a reason (it is recorded in discard_reason)")
 	}
-	return in.store.DiscardRecorded(ctx, id, reason, in.operator(), toMillis(in.now()))
+	return in.refused(ctx, in.store.DiscardRecorded(ctx, id, reason, in.operator(), toMillis(in.now())))
 }
 
 // CountByState returns how many tasks are in each state.
