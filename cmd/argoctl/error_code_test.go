@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -69,6 +70,45 @@ func TestShowAndListErrorCode(t *testing.T) {
 				t.Fatalf("list -code PAY_TIMEOUT: %+v, want task 3 alone", listed)
 			}
 			failCtl(t, b.DSN, 2, "-code: error code \"PAY TIMEOUT\" (11 bytes) refused: a code is 1 to 64 characters", "list", "-code", "PAY TIMEOUT")
+		})
+	}
+}
+
+// TestRefusedChangesCounted: a change argoctl asks for that the state
+// machine refuses (force-fail of the running task 8 and of the recovered
+// task 6, run-now of task 8) is counted in the database as argoctl's
+// (argo_refused_transition), where the metrics of any instance read it;
+// an accepted change and a usage error are not counted.
+func TestRefusedChangesCounted(t *testing.T) {
+	for _, b := range testdb.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			seed(t, b.DSN)
+			failCtl(t, b.DSN, 1, "WF_STATE_TRANSITION_INVALID", "force-fail", "8", "-reason", "x")
+			failCtl(t, b.DSN, 1, "WF_STATE_TRANSITION_INVALID", "force-fail", "8", "-reason", "x")
+			failCtl(t, b.DSN, 1, "WF_STATE_TRANSITION_INVALID", "force-fail", "6", "-reason", "x")
+			failCtl(t, b.DSN, 1, "WF_STATE_TRANSITION_INVALID", "run", "8")
+			failCtl(t, b.DSN, 2, "force-fail needs -reason", "force-fail", "2")
+			mustCtl(t, b.DSN, "force-fail", "2", "-reason", "endpoint retired")
+			db, _ := openDB(t, b.DSN)
+			defer db.Close()
+			rows, err := db.Query("SELECT source, from_state, to_state, refused FROM argo_refused_transition ORDER BY source, from_state, to_state")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			var got []string
+			for rows.Next() {
+				var src, from, to string
+				var n int
+				if err := rows.Scan(&src, &from, &to, &n); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, fmt.Sprintf("%s %s->%s %d", src, from, to, n))
+			}
+			want := []string{"argoctl recovered->dead 1", "argoctl running->dead 2", "argoctl running->running 1"}
+			if strings.Join(got, "; ") != strings.Join(want, "; ") {
+				t.Fatalf("counts %q, want %q", got, want)
+			}
 		})
 	}
 }
