@@ -177,3 +177,30 @@ func TestConfigErrorCodeClassifier(t *testing.T) {
 		}
 	})
 }
+
+// A failed fallback's code is on its history row; the task keeps its last
+// failed attempt's code (the fallback's goes with fallback_error_msg, not
+// with the attempts').
+func TestFallbackErrorCode(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		def := &TaskDef{Name: "code.fallback", Policy: fastPolicy(1),
+			Run:      func(ctx context.Context, _ []byte) error { return Coded(errors.New("down"), "DOWN") },
+			Fallback: func(ctx context.Context, _ []byte, _ error) error { return Coded(errors.New("by hand failed too"), "FB_FAILED") }}
+		rt := startRuntime(t, testConfigT(t, dsn))
+		if err := rt.Register(def); err != nil {
+			t.Fatal(err)
+		}
+		id, err := rt.Submit(context.Background(), Call{Task: def, Args: []byte(`{}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		task := waitState(t, rt, id, StateDead, 30*time.Second)
+		hist, err := rt.Inspector().Attempts(context.Background(), id)
+		if err != nil || len(hist) != 2 {
+			t.Fatalf("history %+v, %v; want the attempt and the fallback", hist, err)
+		}
+		if hist[0].Kind != "attempt" || hist[0].ErrorCode != "DOWN" || hist[1].Kind != "fallback" || hist[1].ErrorCode != "FB_FAILED" || task.ErrorCode != "DOWN" {
+			t.Fatalf("history %+v, task code %q; want DOWN on the attempt and the task, FB_FAILED on the fallback", hist, task.ErrorCode)
+		}
+	})
+}
