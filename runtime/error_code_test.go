@@ -184,8 +184,10 @@ func TestConfigErrorCodeClassifier(t *testing.T) {
 func TestFallbackErrorCode(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		def := &TaskDef{Name: "code.fallback", Policy: fastPolicy(1),
-			Run:      func(ctx context.Context, _ []byte) error { return Coded(errors.New("down"), "DOWN") },
-			Fallback: func(ctx context.Context, _ []byte, _ error) error { return Coded(errors.New("by hand failed too"), "FB_FAILED") }}
+			Run: func(ctx context.Context, _ []byte) error { return Coded(errors.New("down"), "DOWN") },
+			Fallback: func(ctx context.Context, _ []byte, _ error) error {
+				return Coded(errors.New("by hand failed too"), "FB_FAILED")
+			}}
 		rt := startRuntime(t, testConfigT(t, dsn))
 		if err := rt.Register(def); err != nil {
 			t.Fatal(err)
