@@ -30,9 +30,6 @@ func CheckErrorCode(code string) error {
 	return fmt.Errorf("argo: error code %s (%d bytes) refused: a code is 1 to %d characters of A-Z a-z 0-9 _ . - : (runtime.Coded)", strconv.QuoteToASCII(shown), len(code), MaxErrorCode)
 }
 
-// ValidErrorCode reports whether CheckErrorCode accepts code.
-func ValidErrorCode(code string) bool { return CheckErrorCode(code) == nil }
-
 func errorCodeByte(c byte) bool {
 	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-' || c == ':'
 }
@@ -76,9 +73,9 @@ func Coded(err error, code string) error {
 	return &CodedError{Err: err, Code: code}
 }
 
-// ErrorCodeOf returns the code of the outermost CodedError in err's chain
+// ErrorCode returns the code of the outermost CodedError in err's chain
 // that holds a valid one, and "" if none does.
-func ErrorCodeOf(err error) string {
+func ErrorCode(err error) string {
 	for err != nil {
 		var ce *CodedError
 		if !errors.As(err, &ce) {
@@ -90,4 +87,15 @@ func ErrorCodeOf(err error) string {
 		err = ce.Err
 	}
 	return ""
+}
+
+// RefusedTransition is the count of one kind of refused operator change
+// (argo_refused_transition, migration 000021): where it came from
+// (Inspector.Source: argoctl, console, api, other), the task's state and
+// the state asked for (state names), and how many times.
+type RefusedTransition struct {
+	Source  string `db:"source" json:"source"`
+	From    string `db:"from_state" json:"from"` // a state's name, "retrying"
+	To      string `db:"to_state" json:"to"`
+	Refused int64  `db:"refused" json:"refused"`
 }

@@ -31,7 +31,7 @@ func Coded(err error, code string) error { return argotype.Coded(err, code) }
 
 // ErrorCode returns the code Coded attached to err or to an error it
 // wraps (the outermost valid one), and "" if there is none.
-func ErrorCode(err error) string { return argotype.ErrorCodeOf(err) }
+func ErrorCode(err error) string { return argotype.ErrorCode(err) }
 
 // CheckErrorCode returns nil for a code Coded accepts, and otherwise an
 // error that quotes the code and says what a code may be.

@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 
+	"github.com/argo-retry/argo/argotype"
 	"github.com/argo-retry/argo/internal/storage"
 )
 
 // RefusedTransition is the count of one kind of refused operator change:
 // where it came from (Inspector.Source: argoctl, console, api), the task's
 // state and the state asked for, and how many times (docs/errors.md).
-type RefusedTransition = storage.RefusedTransition
+type RefusedTransition = argotype.RefusedTransition
 
 // DefaultSource is the Source of an Inspector that sets none.
 const DefaultSource = "api"

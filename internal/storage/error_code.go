@@ -17,7 +17,7 @@ const MaxErrorCode = argotype.MaxErrorCode
 // text says so); this keeps a finish, which carries it, from being refused
 // by a strict-mode server, which would cost the attempt's outcome.
 func StorableErrorCode(code string) string {
-	if code == "" || !argotype.ValidErrorCode(code) {
+	if code == "" || argotype.CheckErrorCode(code) != nil {
 		return ""
 	}
 	return code
@@ -37,14 +37,8 @@ func finishErrorCode(f Finishing) (string, any) {
 }
 
 // RefusedTransition is the count of one kind of refused operator change
-// (argo_refused_transition, migration 000021): where it came from
-// (argoctl, console, api), the task's state and the state asked for.
-type RefusedTransition struct {
-	Source  string `db:"source" json:"source"`
-	From    string `db:"from_state" json:"from"` // a state's name, "retrying"
-	To      string `db:"to_state" json:"to"`
-	Refused int64  `db:"refused" json:"refused"`
-}
+// (see argotype).
+type RefusedTransition = argotype.RefusedTransition
 
 // MaxRefusalSource is the most bytes of a refusal's source (VARCHAR(16)).
 const MaxRefusalSource = 16
@@ -54,7 +48,7 @@ const MaxRefusalSource = 16
 // upsert). source must be 1 to MaxRefusalSource bytes of
 // CheckErrorCode's characters; from and to are task states.
 func (s *Store) CountRefusedTransition(ctx context.Context, source string, from, to State) error {
-	if len(source) > MaxRefusalSource || !argotype.ValidErrorCode(source) {
+	if len(source) > MaxRefusalSource || argotype.CheckErrorCode(source) != nil {
 		return fmt.Errorf("argo: refusal source %q: 1 to %d characters of A-Z a-z 0-9 _ . - :", source, MaxRefusalSource)
 	}
 	if _, err := s.db.ExecContext(ctx, s.sql.CountRefusedTransition, source, from.String(), to.String()); err != nil {
