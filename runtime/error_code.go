@@ -59,8 +59,8 @@ func (rt *Runtime) attemptErrorCode(err error) (string, error) {
 
 // ErrorCodeObserver is an Observer that also counts the codes of failed
 // attempts (Coded, Config.ErrorCode). The runtime calls it, after
-// AttemptDone, for each attempt whose outcome it recorded with a code, when
-// Config.Observer implements it (metrics.Collector does:
+// AttemptDone, for each failed attempt (not a fallback) whose error has a
+// code, when Config.Observer implements it (metrics.Collector does:
 // argo_attempt_errors_total); Observer itself is unchanged.
 type ErrorCodeObserver interface {
 	Observer
