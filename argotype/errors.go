@@ -67,6 +67,11 @@ var ErrDiscardRequestOpen = errors.New("argo: a discard request for this task aw
 // tries to approve or reject it: a second operator must.
 var ErrSameOperator = errors.New("argo: a discard request must be decided by another operator than the one who made it")
 
+// ErrSameAccount is returned when a discard request is approved from the
+// database account that made it, where approvals must come from another
+// account (argoctl: each operator connects as themselves).
+var ErrSameAccount = errors.New("argo: a discard request must be approved from another database account than the one that made it")
+
 // ErrNoOperator is returned by an operator action that needs to know who
 // made it and was given no name.
 var ErrNoOperator = errors.New("argo: the operator's name is required (argoctl -operator NAME, or the OS user)")

@@ -36,6 +36,11 @@ type OperatorAction struct {
 	// Group is the flow group of a breaker action (task_pk 0); "" for a
 	// task's action.
 	Group string `db:"flow_group" json:"flow_group,omitempty"`
+	// DBAccount is the database account that made the change, as the
+	// server authenticated it (MySQL's CURRENT_USER(), e.g.
+	// "ops_alice@%"); "" on SQLite, which has no accounts, and for records
+	// written before migration 000022.
+	DBAccount string `db:"db_account" json:"db_account,omitempty"`
 }
 
 // DiscardRequest is a discard asked for by one operator, open until a
@@ -51,6 +56,11 @@ type DiscardRequest struct {
 	DecidedBy      string `db:"decided_by" json:"decided_by"`           // the second operator ("" while open)
 	DecidedAt      Millis `db:"decided_at" json:"decided_at"`           // when it was decided (0 while open)
 	DecisionReason string `db:"decision_reason" json:"decision_reason"` // the second operator's reason
+	// RequestedAccount is the database account that asked (CURRENT_USER()
+	// on MySQL; "" on SQLite and before migration 000022). An approval
+	// from the same account is refused unless the Inspector allows it
+	// (the console does: it authenticates its operators itself).
+	RequestedAccount string `db:"requested_account" json:"requested_account,omitempty"`
 }
 
 // RequeueLinks are the links of a task row to the tasks it was requeued

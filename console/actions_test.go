@@ -50,7 +50,7 @@ func act(t *testing.T, h http.Handler, id int64, action, operator, reason string
 // a refused action shows why and changes nothing.
 func TestSingleActions(t *testing.T) {
 	backends(t, func(t *testing.T, e *env) {
-		h := e.handler(console.Options{AllowWrites: true})
+		h := e.handler(console.Options{AllowWrites: true, SingleOperatorDiscard: true})
 
 		r := act(t, h, idDead, "requeue", "alice", "firmware fixed")
 		if r.status != http.StatusOK || !regexp.MustCompile(`<p id="flash" class="flash" role="status">Requeued: .* New task: \d+\.</p>`).MatchString(r.body) {
@@ -106,12 +106,12 @@ func TestSingleActions(t *testing.T) {
 	})
 }
 
-// TestReviewedDiscard: with RequireDiscardApproval the page offers a
+// TestReviewedDiscard: by default (two people) the page offers a
 // discard request, not a discard; the requester cannot approve it; another
 // operator can; a rejection leaves the task as it was.
 func TestReviewedDiscard(t *testing.T) {
 	backends(t, func(t *testing.T, e *env) {
-		h := e.handler(console.Options{AllowWrites: true, RequireDiscardApproval: true})
+		h := e.handler(console.Options{AllowWrites: true})
 		body := do(t, h, "GET", taskPath(idDeadGlobex), "alice", nil).body
 		if strings.Contains(body, `id="action-discard"`) || !strings.Contains(body, `id="action-discard-request"`) {
 			t.Fatal("with approval the page must offer a discard request, not a discard")
@@ -159,7 +159,7 @@ func TestReviewedDiscard(t *testing.T) {
 // the action will touch; the confirmed POST touches exactly that many.
 func TestBulkActions(t *testing.T) {
 	backends(t, func(t *testing.T, e *env) {
-		h := e.handler(console.Options{AllowWrites: true})
+		h := e.handler(console.Options{AllowWrites: true, SingleOperatorDiscard: true})
 		filter := url.Values{"name": {"bulk.Sweep"}, "state": {"dead"}, "reason": {"sweep"}}
 
 		r := post(t, h, "/tasks/bulk/requeue", "alice", filter)
@@ -208,11 +208,11 @@ func TestBulkActions(t *testing.T) {
 	})
 }
 
-// TestBulkDiscardRequests: with RequireDiscardApproval a bulk discard asks
+// TestBulkDiscardRequests: by default (two people) a bulk discard asks
 // for the discard of each task, and touches none.
 func TestBulkDiscardRequests(t *testing.T) {
 	backends(t, func(t *testing.T, e *env) {
-		h := e.handler(console.Options{AllowWrites: true, RequireDiscardApproval: true})
+		h := e.handler(console.Options{AllowWrites: true})
 		form := url.Values{"name": {"warehouse"}, "reason": {"cleanup"}}
 		r := post(t, h, "/tasks/bulk/discard", "alice", form)
 		if !strings.Contains(r.body, `<b id="confirm-count">3</b>`) { // dead, retrying, pending

@@ -53,7 +53,7 @@ func (c *console) bulkAction(w http.ResponseWriter, r *http.Request) error {
 	in := c.inspector(r)
 	f := q.filter()
 	f.Limit = c.opts.BulkCap
-	request := action == "discard" && c.opts.RequireDiscardApproval
+	request := action == "discard" && !c.opts.SingleOperatorDiscard
 	verb := action
 	if request {
 		verb = "request the discard of"

@@ -33,9 +33,14 @@ type Options struct {
 	// TraceURL links a task's trace id: "{traceId}" is replaced by it, e.g.
 	// "https://traces.example/trace/{traceId}". Default "": no link.
 	TraceURL string
-	// RequireDiscardApproval makes a discard a request that another
-	// operator approves or rejects (Inspector.RequestDiscard). Default false.
-	RequireDiscardApproval bool
+	// SingleOperatorDiscard lets one operator discard a task at once
+	// (Inspector.SingleOperatorDiscard; the trail records a discard
+	// without review). Default false: a discard is a request that another
+	// operator approves or rejects (Inspector.RequestDiscard). The console
+	// authenticates its operators itself and connects as one database
+	// account, so its approvals are checked by operator name only
+	// (Inspector.SameAccountApproval).
+	SingleOperatorDiscard bool
 	// Now is the clock (tests fix it). Default time.Now.
 	Now func() time.Time
 	// CSRFKey signs the forms' CSRF tokens. Default: a random key per New,
@@ -64,6 +69,10 @@ type Options struct {
 	// forgets it. Default DefaultOverviewMaxAge; negative: read it for
 	// every request.
 	OverviewMaxAge time.Duration
+	// Cipher holds the keys the task page decrypts arguments with
+	// (docs/encryption.md). Default nil: encrypted arguments show as
+	// "encrypted (key k2)", never in clear.
+	Cipher *runtime.Cipher
 }
 
 // Defaults of Options.
@@ -226,7 +235,8 @@ func (c *console) inspector(r *http.Request) *runtime.Inspector {
 	in := *c.opts.Inspector
 	in.Operator = operatorOf(r.Context())
 	in.Now = c.opts.Now
-	in.RequireDiscardApproval = c.opts.RequireDiscardApproval
+	in.SingleOperatorDiscard = c.opts.SingleOperatorDiscard
+	in.SameAccountApproval = true // one account for every operator: names decide
 	if in.Source == "" {
 		in.Source = "console" // refused changes are counted as the console's (docs/errors.md)
 	}

@@ -51,7 +51,7 @@ func TestPagesRenderRealData(t *testing.T) {
 			`id="task-policy"`, `&#34;max_attempts&#34;: 3`, `<li class="attempt outcome-failed">`, `backoff of <span class="backoff">2s</span>`,
 			`id="task-lease">not leased`, `id="deps-up"`, `id="deps-down"`,
 			`<a href="https://traces.example/t/4bf92f3577b34da6a3ce929d0e0e4736" rel="noreferrer noopener" target="_blank">4bf92f3577b34da6a3ce929d0e0e4736</a>`,
-			`id="trail"`, `id="action-requeue"`, `id="action-discard"`, `name="reason"`, `<button type="submit">`} {
+			`id="trail"`, `id="action-requeue"`, `id="action-discard-request"`, `name="reason"`, `<button type="submit">`} {
 			if !strings.Contains(body, want) {
 				t.Errorf("task page lacks %q", want)
 			}
@@ -60,7 +60,7 @@ func TestPagesRenderRealData(t *testing.T) {
 			t.Errorf("task page shows %d attempts, want 3", n)
 		}
 		body = get(t, h, "/tasks/"+strconv.Itoa(idRetrying))
-		for _, want := range []string{`id="task-lease">retry held by instance host-a-1 until 2025-03-01 12:01:00.000Z`, `id="action-run"`, `id="action-force-fail"`, `id="action-discard"`} {
+		for _, want := range []string{`id="task-lease">retry held by instance host-a-1 until 2025-03-01 12:01:00.000Z`, `id="action-run"`, `id="action-force-fail"`, `id="action-discard-request"`} {
 			if !strings.Contains(body, want) {
 				t.Errorf("task page of a retrying task lacks %q", want)
 			}

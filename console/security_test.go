@@ -144,7 +144,7 @@ func TestSecurityHeaders(t *testing.T) {
 // every page and in the JSON; nowhere raw.
 func TestEscaping(t *testing.T) {
 	backends(t, func(t *testing.T, e *env) {
-		h := e.handler(console.Options{AllowWrites: true, RequireDiscardApproval: true})
+		h := e.handler(console.Options{AllowWrites: true})
 		// A tenant and a trail reason carrying the payloads too.
 		e.insert(seedRow{id: 50, name: "x" + xssImg, state: runtime.StateDead, tenant: xssScript, params: `"` + strings.ReplaceAll(xssImg, `"`, `\"`) + `"`, errMsg: xssImg})
 		if r := act(t, h, 50, "discard-request", "alice"+xssImg, "because "+xssScript+xssImg); r.status != http.StatusOK {

@@ -58,7 +58,7 @@ func (c *console) taskListPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	v := &taskListView{Query: q, BulkCap: c.opts.BulkCap, RequireApproval: c.opts.RequireDiscardApproval,
+	v := &taskListView{Query: q, BulkCap: c.opts.BulkCap, RequireApproval: !c.opts.SingleOperatorDiscard,
 		Count: n, CountMore: more, Hidden: hiddenFields(q), FilterQuery: template.URL(q.values().Encode())}
 	for _, s := range runtime.AllStates {
 		v.StateNames = append(v.StateNames, s.String())

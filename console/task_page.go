@@ -74,7 +74,7 @@ func (c *console) readTask(r *http.Request, id int64) (*taskView, error) {
 		return nil, err
 	}
 	v := &taskView{Task: t}
-	v.Args, v.ArgsNote = prettyJSON(t.Parameter)
+	v.Args, v.ArgsNote = c.arguments(t) // cipher.go
 	v.Policy, _ = prettyJSON(t.RetryPolicyJSON)
 	if t.UniqueKey.Valid {
 		v.UniqueKey = t.UniqueKey.String
@@ -139,8 +139,8 @@ func (c *console) actionsFor(t *runtime.Task, links runtime.RequeueLinks, openRe
 	switch t.State {
 	case runtime.StatePending, runtime.StateRetrying, runtime.StateExhausted, runtime.StateDead:
 		if links.To == 0 {
-			a.Discard = !c.opts.RequireDiscardApproval
-			a.DiscardRequest = c.opts.RequireDiscardApproval && !openRequest
+			a.Discard = c.opts.SingleOperatorDiscard
+			a.DiscardRequest = !c.opts.SingleOperatorDiscard && !openRequest
 		}
 	}
 	a.DiscardDecide = openRequest
@@ -208,6 +208,7 @@ type taskJSON struct {
 	Error    string        `json:"error"`
 	Code     string        `json:"error_code"`
 	Args     string        `json:"args"`
+	ArgsNote string        `json:"args_note,omitempty"` // e.g. "encrypted (key k2)…" (cipher.go)
 	Timeline []attemptView `json:"timeline"`
 	Trail    []trailJSON   `json:"trail"`
 	// Progress is the task's latest reported progress ("" if none), and
@@ -239,7 +240,7 @@ func (c *console) taskJSON(r *http.Request) (any, error) {
 	}
 	t := v.Task
 	j := taskJSON{ID: t.ID, Name: t.Name, State: t.State.String(), Due: fmtMillis(t.ExecuteTime), Modified: fmtMillis(t.GmtModified),
-		Lease: v.Lease, Error: t.ErrorMsg, Code: t.ErrorCode, Args: v.Args, Timeline: v.Attempts, Trail: []trailJSON{},
+		Lease: v.Lease, Error: t.ErrorMsg, Code: t.ErrorCode, Args: v.Args, ArgsNote: v.ArgsNote, Timeline: v.Attempts, Trail: []trailJSON{},
 		Progress: taskProgress(t), ProgressFraction: taskFraction(t)}
 	j.Attempts = strconv.Itoa(t.ExecuteTimes)
 	if t.MaxAttempts > 0 {

@@ -46,8 +46,9 @@ type CancelResult struct {
 // finished (an attempt that succeeded before the cancel landed: its
 // success stands), falling back, or requeued is refused with an error
 // matching ErrTransitionInvalid that says so; an unknown id with
-// ErrNotFound. Cancel needs no second operator, even with
-// RequireDiscardApproval: it is for stopping work now.
+// ErrNotFound. Cancel needs no second operator, whatever
+// SingleOperatorDiscard says: it is for stopping work now (the trail
+// records it as a cancel, by its one operator).
 func (in *Inspector) Cancel(ctx context.Context, id int64, reason string) (CancelResult, error) {
 	if strings.TrimSpace(reason) == "" {
 		return CancelResult{}, errors.New("argo: cancel needs a reason (it is recorded in the operator trail and discard_reason)")

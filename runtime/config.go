@@ -159,6 +159,12 @@ type Config struct {
 	// (docs/tenants-and-traces.md). Default: the global provider of
 	// go.opentelemetry.io/otel, a no-op until the program installs one.
 	TracerProvider trace.TracerProvider
+	// Cipher encrypts the arguments of tasks at rest (AES-256-GCM, a
+	// keyring with key ids stored in each row: docs/encryption.md).
+	// Default nil: arguments are stored in clear, and a task whose
+	// arguments are encrypted waits, undecodable, on this instance.
+	Cipher *Cipher
+	ring   *keyring // Cipher, validated by withDefaults
 
 	// RetryStrategies maps a task name to the Go code that decides its
 	// retries in place of its policy (retry_strategy.go). Default none:
@@ -191,6 +197,11 @@ func (c Config) withDefaults() (Config, error) {
 		return c, err
 	}
 	c.AlertChannels = maps.Clone(c.AlertChannels) // the caller's map may change after Start
+	ring, err := newKeyring(c.Cipher)             // cipher.go
+	if err != nil {
+		return c, err
+	}
+	c.ring = ring
 	if c.InstanceID == "" {
 		host, _ := os.Hostname()
 		c.InstanceID = host + "-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixNano()%1e6, 36)

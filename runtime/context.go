@@ -7,21 +7,29 @@ import (
 
 type attemptKey struct{}
 
+// attemptInfo is what an attempt's context carries (one allocation per
+// attempt, its progress box included).
 type attemptInfo struct {
 	taskID  int64
 	attempt int
 	name    string
+	// progress is the attempt's reports (progress.go); a fallback's has no
+	// runtime (rt nil) and ReportProgress refuses it.
+	progress progressBox
 }
 
 func withAttempt(ctx context.Context, id int64, attempt int, name string) context.Context {
-	return context.WithValue(ctx, attemptKey{}, attemptInfo{taskID: id, attempt: attempt, name: name})
+	return context.WithValue(ctx, attemptKey{}, &attemptInfo{taskID: id, attempt: attempt, name: name})
 }
 
 // AttemptFrom returns the task id and the 1-based attempt number of the
 // attempt running with ctx; ok is false outside an attempt.
 func AttemptFrom(ctx context.Context) (taskID int64, attempt int, ok bool) {
-	a, ok := ctx.Value(attemptKey{}).(attemptInfo)
-	return a.taskID, a.attempt, ok
+	a, ok := ctx.Value(attemptKey{}).(*attemptInfo)
+	if !ok {
+		return 0, 0, false
+	}
+	return a.taskID, a.attempt, true
 }
 
 // IdempotencyKey returns "argo-<task id>-<attempt>", unique per task and
@@ -29,7 +37,7 @@ func AttemptFrom(ctx context.Context) (taskID int64, attempt int, ok bool) {
 // the same attempt is replayed: pass it to the callee so that it can drop a
 // duplicate. It is "" outside an attempt.
 func IdempotencyKey(ctx context.Context) string {
-	a, ok := ctx.Value(attemptKey{}).(attemptInfo)
+	a, ok := ctx.Value(attemptKey{}).(*attemptInfo)
 	if !ok {
 		return ""
 	}

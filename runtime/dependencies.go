@@ -57,7 +57,7 @@ func (rt *Runtime) SubmitGroup(ctx context.Context, calls []GroupCall) ([]int64,
 			return nil, notPersisted(gc.Task.Name, fmt.Errorf("call %d: %w", i, err))
 		}
 		t := rt.newTask(gc.Call, p, now)
-		if err := stampCaller(ctx, gc.Call, t); err != nil {
+		if err := rt.stampAndSeal(ctx, gc.Call, t); err != nil {
 			return nil, notPersisted(gc.Task.Name, fmt.Errorf("call %d: %w", i, err))
 		}
 		tasks[i] = storage.DependentTask{Task: t, After: gc.After, AfterCalls: gc.AfterCalls}

@@ -131,7 +131,7 @@ func TestDiscardReasonRefusedUnlessStorable(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		s := openTestStore(t, dsn)
 		requireStrictMySQL(t, s)
-		in := &Inspector{store: s}
+		in := &Inspector{store: s, SingleOperatorDiscard: true}
 		ctx := context.Background()
 		task := sampleTask("d", StatePending, 1, 0)
 		mustInsert(t, s, task)

@@ -92,10 +92,10 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 		defer func() { unhook(); stopSync() }()
 	}
 	// Its progress reports ride on the lease renewals (progress.go).
-	progress := rt.progress.open(lease, rt.now)
-	defer rt.progress.close(lease, progress)
+	actx, progress := rt.attemptProgress(parent, t, lease)
+	defer rt.progress.close(progress)
 	// Canceled at once if a renewal finds the lease gone.
-	ctx, running := rt.leases.start(context.WithValue(withAttempt(parent, t.ID, t.ExecuteTimes, t.Name), progressKey{}, progress), lease, t.Name, "attempt")
+	ctx, running := rt.leases.start(actx, lease, t.Name, "attempt")
 	var cancel context.CancelFunc = func() {}
 	if pol.Timeout > 0 {
 		ctx, cancel = context.WithTimeout(ctx, pol.Timeout)
@@ -152,7 +152,7 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 	}
 
 	if IsUndecodable(runErr) {
-		rt.giveBack(t, f, fmt.Sprintf("task %d (%s): %v: deploy code whose parameters match the stored arguments, or discard the task with argoctl", t.ID, t.Name, runErr))
+		rt.giveBack(t, f, undecodableMessage(t, runErr)) // cipher.go
 		return nil
 	}
 	if runErr != nil && rt.workCtx.Err() != nil && errors.Is(runErr, context.Canceled) {
@@ -168,6 +168,7 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 	if runErr == nil {
 		hist.Outcome = OutcomeSucceeded
 		spanOutcome = hist.Outcome
+		rt.learn(t.Name, false) // adaptive_backoff.go
 		empty := ""
 		rt.record(finishing{Fence: f, To: StateSucceeded, Due: t.ExecuteTime, ErrMsg: &empty, History: hist, Direct: sync})
 		rt.flowOutcome(h, t, true)
@@ -198,6 +199,8 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 	}
 	hist.Error, hist.ErrorCode = msg, code
 	spanOutcome = hist.Outcome
+	// A permanent error is the downstream's answer: not a failure to learn.
+	rt.learn(t.Name, !permanent) // adaptive_backoff.go
 	// The task's RetryStrategy, else its policy (retry_strategy.go).
 	strategyDelay, willRetry := rt.nextRetry(FailedAttempt{TaskID: t.ID, TaskName: t.Name, Tenant: t.Tenant, Attempt: countedAttempt(t), Deferred: t.DeferredTimes, Err: runErr, Policy: pol}, permanent)
 	// The callee said when to try again: then, without using one of the
@@ -305,12 +308,21 @@ func (rt *Runtime) runFallback(t *Task, h *TaskDef) {
 		rt.observe(func(o Observer) { o.Finished(t.Name, StateDead) })
 		return
 	}
+	args, openErr := rt.openTask(t) // cipher.go
+	if openErr != nil {
+		// Its arguments cannot be read here (a key missing): the fallback
+		// waits, not run, like one without a handler.
+		msg := fmt.Sprintf("attempts exhausted, but the fallback of task %d (%s) cannot run: %v", t.ID, t.Name, openErr)
+		rt.log.Error("argo: fallback cannot run here; left exhausted", "task_id", t.ID, "task", t.Name, "retry_in", rt.cfg.UnknownTaskDelay, "error", msg)
+		rt.record(finishing{Fence: f, To: StateExhausted, Due: toMillis(rt.now().Add(rt.cfg.UnknownTaskDelay)), FallbackErr: &msg})
+		return
+	}
 	lease := leaseKey{ID: t.ID, Attempt: t.ExecuteTimes}
 	ctx, running := rt.leases.start(context.WithValue(withAttempt(rt.workCtx, t.ID, t.ExecuteTimes, t.Name), fallbackCauseKey{}, errors.New(t.ErrorMsg)), lease, t.Name, "fallback")
 	ctx, span := rt.startTaskSpan(ctx, t, "fallback")
 	var err error
 	if ctx.Err() == nil {
-		err = callSafely(func() error { return h.Fallback(ctx, []byte(t.Parameter), errors.New(t.ErrorMsg)) })
+		err = callSafely(func() error { return h.Fallback(ctx, args, errors.New(t.ErrorMsg)) })
 	} else {
 		// The lease lapsed here before the fallback started: it is not
 		// called (its outcome could not be written); the rescuer runs it

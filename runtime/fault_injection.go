@@ -43,6 +43,10 @@ func (in *Inspector) TransientFail(ctx context.Context, id int64, reason string)
 // whose lease lapsed here while the read waited for its answer never
 // started, and is given back undone (run), not charged lease_expired.
 func (rt *Runtime) runOrInject(ctx context.Context, t *Task, h *TaskDef, called *bool) error {
+	args, err := rt.openTask(t) // cipher.go: a key missing is Undecodable
+	if err != nil {
+		return err
+	}
 	if rt.cfg.FaultInjection {
 		n, err := rt.store.TransientFailsPending(ctx, t.ID)
 		if err != nil {
@@ -55,5 +59,5 @@ func (rt *Runtime) runOrInject(ctx context.Context, t *Task, h *TaskDef, called 
 		}
 	}
 	*called = true
-	return h.Run(ctx, []byte(t.Parameter))
+	return h.Run(ctx, args)
 }

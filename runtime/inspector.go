@@ -24,10 +24,22 @@ type Inspector struct {
 	// force-fail, run now) are recorded as made by in the operator trail
 	// (at most 128 characters). Default DefaultOperator ("inspector").
 	Operator string
-	// RequireDiscardApproval makes Discard and DiscardWhere refuse with
-	// ErrDiscardNeedsApproval: a discard is then requested (RequestDiscard)
-	// and approved by a different operator (ApproveDiscard). Default false.
-	RequireDiscardApproval bool
+	// SingleOperatorDiscard lets Discard and DiscardWhere end tasks at
+	// once, without a second operator; the trail records each as a
+	// discard (not a discard_request and its approval). Default false: a
+	// discard needs two people (seed 001): Discard and DiscardWhere refuse
+	// with ErrDiscardNeedsApproval, and a discard is requested
+	// (RequestDiscard) and approved by a different operator
+	// (ApproveDiscard). Cancel is not affected (it stops work now).
+	SingleOperatorDiscard bool
+	// SameAccountApproval lets ApproveDiscard approve a request made from
+	// the same database account (MySQL's CURRENT_USER(); SQLite has no
+	// accounts), as long as the operator names differ. Default false:
+	// refused with ErrSameAccount, so that one person connected as
+	// themselves cannot approve their own request under another name. Set
+	// it where operators share one account and are authenticated by the
+	// tool itself: the console does.
+	SameAccountApproval bool
 	// Source names where this Inspector's changes come from in the count
 	// of refused operator transitions (argo_refused_transition, metric
 	// argo_operator_transitions_refused_total): argoctl sets "argoctl", the
@@ -80,7 +92,7 @@ func (in *Inspector) Requeue(ctx context.Context, id int64) error {
 // required and stored in discard_reason. A running task is refused (wait
 // for its attempt to end).
 func (in *Inspector) Discard(ctx context.Context, id int64, reason string) error {
-	if in.RequireDiscardApproval {
+	if !in.SingleOperatorDiscard {
 		return ErrDiscardNeedsApproval
 	}
 	if strings.TrimSpace(reason) == "" {
@@ -192,7 +204,7 @@ func (in *Inspector) RequeueWhereWithReason(ctx context.Context, f Filter, reaso
 // retrying, exhausted or dead task f selects. The reason is required, even
 // for a dry run. Otherwise it behaves like RequeueWhere.
 func (in *Inspector) DiscardWhere(ctx context.Context, f Filter, reason string, dryRun bool) (int, error) {
-	if in.RequireDiscardApproval {
+	if !in.SingleOperatorDiscard {
 		return 0, ErrDiscardNeedsApproval
 	}
 	if strings.TrimSpace(reason) == "" {

@@ -45,14 +45,18 @@ var (
 	ErrDiscardRequestOpen = argotype.ErrDiscardRequestOpen
 	// ErrSameOperator: the operator who asked for a discard cannot decide it.
 	ErrSameOperator = argotype.ErrSameOperator
+	// ErrSameAccount: a discard request cannot be approved from the
+	// database account that made it (Inspector.SameAccountApproval).
+	ErrSameAccount = argotype.ErrSameAccount
 	// ErrNoOperator: the change needs the operator's name.
 	ErrNoOperator = argotype.ErrNoOperator
 	// ErrOperatorName: the operator's name has white space before or after
 	// it, or is too long; names are compared byte for byte.
 	ErrOperatorName = argotype.ErrOperatorName
-	// ErrDiscardNeedsApproval: discards need a second operator
-	// (Inspector.RequireDiscardApproval); use RequestDiscard.
-	ErrDiscardNeedsApproval = errors.New("argo: discards need a second operator's approval here: request the discard (argoctl discard-request), then another operator approves it (argoctl discard-approve)")
+	// ErrDiscardNeedsApproval: discards need a second operator (the
+	// default; Inspector.SingleOperatorDiscard turns it off); use
+	// RequestDiscard.
+	ErrDiscardNeedsApproval = errors.New("argo: a discard needs a second operator's approval: request it (argoctl discard-request), then another operator approves it (argoctl discard-approve); where one operator may discard alone, set Inspector.SingleOperatorDiscard (argoctl -single-operator-discard), which the trail records as a discard without review")
 )
 
 // Trail returns the operator trail of task id, oldest first: every
@@ -84,15 +88,17 @@ func (in *Inspector) RequestDiscard(ctx context.Context, id int64, reason string
 // ApproveDiscard approves the open discard request of task id, as
 // in.Operator, who must not be the one who made it (ErrSameOperator), and
 // discards the task with the request's reason in the same transaction.
-// reason (why approved) is optional.
+// reason (why approved) is optional. On MySQL the approval must also come
+// from another database account than the request's (ErrSameAccount)
+// unless in.SameAccountApproval is set.
 func (in *Inspector) ApproveDiscard(ctx context.Context, id int64, reason string) error {
-	return in.refused(ctx, in.store.DecideDiscard(ctx, id, true, reason, in.operator(), toMillis(in.now())))
+	return in.refused(ctx, in.store.DecideDiscard(ctx, id, true, reason, in.operator(), toMillis(in.now()), !in.SameAccountApproval))
 }
 
 // RejectDiscard rejects the open discard request of task id, as
 // in.Operator (not its requester); the task stays as it is.
 func (in *Inspector) RejectDiscard(ctx context.Context, id int64, reason string) error {
-	return in.store.DecideDiscard(ctx, id, false, reason, in.operator(), toMillis(in.now()))
+	return in.store.DecideDiscard(ctx, id, false, reason, in.operator(), toMillis(in.now()), false)
 }
 
 // ForceFail sends a task no worker holds (pending, blocked, retrying or

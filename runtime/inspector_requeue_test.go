@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/argo-retry/argo/internal/storage"
 )
 
 // TestInspectorRequeueRecorded: the Go API requeues a dead task as a new
@@ -41,7 +43,8 @@ func TestInspectorRequeueRecorded(t *testing.T) {
 		if err != nil || len(tr) != 1 {
 			t.Fatalf("trail: %+v, %v; want one requeue", tr, err)
 		}
-		want := OperatorAction{ID: tr[0].ID, TaskPK: dead.ID, Action: ActionRequeue, Operator: "ops-bot", Reason: "template fixed", At: toMillis(at), OtherTask: tr[0].OtherTask}
+		want := OperatorAction{ID: tr[0].ID, TaskPK: dead.ID, Action: ActionRequeue, Operator: "ops-bot", Reason: "template fixed", At: toMillis(at), OtherTask: tr[0].OtherTask,
+			DBAccount: dbAccount(t, s)}
 		if tr[0] != want || tr[0].OtherTask.Int64 != newID {
 			t.Fatalf("requeue record %+v, want %+v into %d", tr[0], want, newID)
 		}
@@ -67,4 +70,19 @@ func TestInspectorRequeueRecorded(t *testing.T) {
 			t.Fatalf("Count(NameSuffix Label) = %d, %v; want 0", n, err)
 		}
 	})
+}
+
+// dbAccount is the database account s's connections run as (MySQL's
+// CURRENT_USER()), "" on SQLite, which has none: what the operator trail
+// records beside the operator's name (migration 000022).
+func dbAccount(t *testing.T, s *storage.Store) string {
+	t.Helper()
+	if s.Dialect() != "mysql" {
+		return ""
+	}
+	var account string
+	if err := s.DB().QueryRowContext(context.Background(), "SELECT CURRENT_USER()").Scan(&account); err != nil {
+		t.Fatal(err)
+	}
+	return account
 }

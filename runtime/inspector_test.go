@@ -23,6 +23,7 @@ func TestInspectorFilter(t *testing.T) {
 			t.Fatal(err)
 		}
 		in := NewInspector(db, dialect)
+		in.SingleOperatorDiscard = true
 		at := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 		in.Now = func() time.Time { return at }
 		rows := []struct {

@@ -25,5 +25,8 @@ func openOnetrip(db *sql.DB) *sql.DB {
 	multi := sql.OpenDB(redactingConnector{Connector: conn, password: mc.Passwd})
 	multi.SetMaxOpenConns(16)
 	multi.SetMaxIdleConns(16)
+	if idle, err := applyIdleTimeout(mc); err == nil { // the handle's own value, set by OpenDB
+		closeIdleBefore(multi, idle)
+	}
 	return multi
 }

@@ -39,8 +39,8 @@ func TestSchemaCheckWantsOperatorTrail(t *testing.T) {
 
 // TestOperatorTrailMigrationDownUp: 000005's down file, as a DBA applies
 // it, leaves a schema the check names 000005 for, and its up file brings
-// it back, with 000014 (which adds a column to one of its tables), on both
-// databases.
+// it back, with 000014 and 000022 (which add columns to its tables), on
+// both databases.
 func TestOperatorTrailMigrationDownUp(t *testing.T) {
 	t.Parallel() // owns its databases, shares no process-wide state, asserts no timing (helpers_test.go)
 	forEachBackend(t, func(t *testing.T, dsn string) {
@@ -70,8 +70,13 @@ func TestOperatorTrailMigrationDownUp(t *testing.T) {
 			t.Fatalf("after the up file: %v, want a SchemaError naming 000014_breaker_trail.up.sql", err)
 		}
 		apply("000014_breaker_trail.up.sql")
+		// And 000022's accounts on both of its tables after that.
+		if err := s.CheckSchema(ctx); !errors.As(err, &se) || se.Migration != "000022_operator_accounts.up.sql" {
+			t.Fatalf("after 000014's up file: %v, want a SchemaError naming 000022_operator_accounts.up.sql", err)
+		}
+		apply("000022_operator_accounts.up.sql")
 		if err := s.CheckSchema(ctx); err != nil {
-			t.Fatalf("after 000005's and 000014's up files: %v", err)
+			t.Fatalf("after 000005's, 000014's and 000022's up files: %v", err)
 		}
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -53,10 +54,11 @@ var ErrAttemptEnded = errors.New("argo: ReportProgress called after the attempt'
 // too long, not UTF-8 or holds NUL; the report is then not kept (the
 // previous one stands).
 func ReportProgress(ctx context.Context, fraction float64, note string) error {
-	box, _ := ctx.Value(progressKey{}).(*progressBox)
-	if box == nil {
+	a, _ := ctx.Value(attemptKey{}).(*attemptInfo)
+	if a == nil || a.progress.rt == nil { // none, or a fallback's
 		return ErrNotInAttempt
 	}
+	box := &a.progress
 	if math.IsNaN(fraction) || fraction < 0 || fraction > 1 {
 		return fmt.Errorf("argo: ReportProgress: fraction %v is not between 0 and 1: pass the share of the work done, 0 (none) to 1 (all)", fraction)
 	}
@@ -75,12 +77,17 @@ func ReportProgress(ctx context.Context, fraction float64, note string) error {
 	return box.report(fraction, note)
 }
 
-type progressKey struct{}
-
 // progressBox is the progress of one attempt: its latest report, how many
-// it made and how many of them a renewal wrote.
+// it made and how many of them a renewal wrote. It lives in the attempt's
+// context value (attemptInfo): an attempt that never reports costs no
+// allocation and no lock of its own for it. Its first report registers it
+// in the runtime's progressSet, where renewals find it.
 type progressBox struct {
-	now func() time.Time // the runtime's clock (Runtime.now)
+	rt  *Runtime // its clock (Runtime.now) and progressSet; nil: a fallback's
+	key leaseKey // the attempt's lease
+
+	// registered: in rt.progress (set holding rt.progress.mu and mu).
+	registered atomic.Bool
 
 	mu    sync.Mutex
 	last  storage.LeaseProgress // latest report (At 0: none)
@@ -91,7 +98,10 @@ type progressBox struct {
 }
 
 func (b *progressBox) report(fraction float64, note string) error {
-	at := toMillis(b.now())
+	if !b.registered.Load() {
+		b.rt.progress.register(b) // the first report: renewals carry it from now on
+	}
+	at := toMillis(b.rt.now())
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.ended {
@@ -103,7 +113,7 @@ func (b *progressBox) report(fraction float64, note string) error {
 }
 
 // end returns the attempt's last report as its function returns; later
-// reports are refused.
+// reports are refused (and no longer register the box).
 func (b *progressBox) end() progressFinal {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -121,30 +131,50 @@ func (f progressFinal) fill(h *Attempt) {
 	}
 }
 
-// progressSet is the progress boxes of the attempts running here, by lease.
+// attemptProgress returns the context of attempt lease of t, derived from
+// parent, and the attempt's progress box, which ReportProgress finds in it.
+// The box is not registered until the first report.
+func (rt *Runtime) attemptProgress(parent context.Context, t *Task, lease leaseKey) (context.Context, *progressBox) {
+	a := &attemptInfo{taskID: t.ID, attempt: t.ExecuteTimes, name: t.Name, progress: progressBox{rt: rt, key: lease}}
+	return context.WithValue(parent, attemptKey{}, a), &a.progress
+}
+
+// progressSet is the progress boxes of the attempts running here that
+// reported, by lease.
 type progressSet struct {
 	mu sync.Mutex
 	m  map[leaseKey]*progressBox
 }
 
-// open starts the box of the attempt running under k.
-func (p *progressSet) open(k leaseKey, now func() time.Time) *progressBox {
-	b := &progressBox{now: now}
+// register adds b at its first report, unless its attempt ended (a report
+// racing the function's return: the report is refused, and nothing is
+// left in the set).
+func (p *progressSet) register(b *progressBox) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ended || b.registered.Load() {
+		return
+	}
 	if p.m == nil {
 		p.m = map[leaseKey]*progressBox{}
 	}
-	p.m[k] = b
-	return b
+	p.m[b.key] = b
+	b.registered.Store(true)
 }
 
-// close forgets b, the box of k.
-func (p *progressSet) close(k leaseKey, b *progressBox) {
+// close ends b (if its attempt did not) and forgets it if it registered:
+// a box that never reported costs no lock of the set.
+func (p *progressSet) close(b *progressBox) {
+	b.end()
+	if !b.registered.Load() {
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.m[k] == b {
-		delete(p.m, k)
+	if p.m[b.key] == b {
+		delete(p.m, b.key)
 	}
 }
 

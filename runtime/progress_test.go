@@ -18,8 +18,8 @@ func TestReportProgressRefusesBadInput(t *testing.T) {
 	if err := ReportProgress(context.Background(), 0.5, "x"); !errors.Is(err, ErrNotInAttempt) {
 		t.Fatalf("outside an attempt: %v, want ErrNotInAttempt", err)
 	}
-	box := &progressBox{now: time.Now}
-	ctx := context.WithValue(context.Background(), progressKey{}, box)
+	rt := &Runtime{cfg: Config{Now: time.Now}}
+	ctx, box := rt.attemptProgress(context.Background(), &Task{ID: 1, ExecuteTimes: 1}, leaseKey{ID: 1, Attempt: 1})
 	bad := []struct {
 		fraction float64
 		note     string

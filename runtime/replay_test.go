@@ -145,7 +145,9 @@ func TestReplayCases(t *testing.T) {
 			if err := rt.Inspector().Requeue(ctx, id); !errors.Is(err, ErrTransitionInvalid) {
 				t.Fatalf("requeue of a succeeded task: %v", err)
 			}
-			if err := rt.Inspector().Discard(ctx, id, "late"); !errors.As(err, &te) || te.From != StateSucceeded {
+			in := rt.Inspector()
+			in.SingleOperatorDiscard = true
+			if err := in.Discard(ctx, id, "late"); !errors.As(err, &te) || te.From != StateSucceeded {
 				t.Fatalf("discard of a succeeded task: %v", err)
 			}
 		})

@@ -21,6 +21,7 @@ func TestRequeueKeepsDependencies(t *testing.T) {
 		ctx := context.Background()
 		rt := startRuntime(t, testConfig(dsn))
 		in := rt.Inspector()
+		in.SingleOperatorDiscard = true
 		release := make(chan struct{})
 		var mu sync.Mutex
 		var events []string

@@ -85,6 +85,9 @@ func validateStrategies(m map[string]RetryStrategy) error {
 		if s == nil {
 			return fmt.Errorf("argo: Config.RetryStrategies[%q] is nil: remove the entry to use the task's policy", name)
 		}
+		if err := validateAdaptive(name, s); err != nil {
+			return err
+		}
 	}
 	return nil
 }

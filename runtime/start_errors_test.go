@@ -209,7 +209,9 @@ func TestMySQLGrants(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := rt.Inspector().Discard(ctx, laterID, "grants test"); err != nil {
+	in := rt.Inspector()
+	in.SingleOperatorDiscard = true
+	if err := in.Discard(ctx, laterID, "grants test"); err != nil {
 		t.Fatalf("discard: %v", err)
 	}
 	// The retention purge (DELETE) of both finished rows.

@@ -96,6 +96,10 @@ func OpenDB(dsn string) (*sql.DB, string, error) {
 		if err != nil {
 			return nil, "", fmt.Errorf("argo: DSN %q: %s", RedactDSN(dsn), err)
 		}
+		idle, err := applyIdleTimeout(mc) // dsn_idle_timeout.go
+		if err != nil {
+			return nil, "", fmt.Errorf("argo: DSN %q: %s", RedactDSN(dsn), err)
+		}
 		_, params, _ := strings.Cut(raw[strings.LastIndex(raw, "/")+1:], "?")
 		h := &mysqlHandle{cfg: mc, failoverOpts: fopts, unsafeCharset: unsafeConnectionCharset(mc, params)}
 		if h.unsafeCharset == "" {
@@ -118,6 +122,7 @@ func OpenDB(dsn string) (*sql.DB, string, error) {
 		db := sql.OpenDB(redactingConnector{Connector: conn, password: mc.Passwd})
 		db.SetMaxOpenConns(64)
 		db.SetMaxIdleConns(64)
+		closeIdleBefore(db, idle)
 		mysqlHandles.Store(db, h)
 		return db, DialectMySQL, nil
 	}

@@ -119,7 +119,7 @@ func (rt *Runtime) Submit(ctx context.Context, c Call) (int64, error) {
 	}
 	now := rt.now()
 	t := rt.newTask(c, p, now)
-	if err := stampCaller(ctx, c, t); err != nil {
+	if err := rt.stampAndSeal(ctx, c, t); err != nil {
 		return 0, notPersisted(c.Task.Name, err)
 	}
 	h := rt.handler(t.Name)
@@ -210,7 +210,7 @@ func (rt *Runtime) SubmitTx(ctx context.Context, tx Execer, c Call) (int64, erro
 		return 0, notPersisted(c.Task.Name, err)
 	}
 	t := rt.newTask(c, p, rt.now())
-	if err := stampCaller(ctx, c, t); err != nil {
+	if err := rt.stampAndSeal(ctx, c, t); err != nil {
 		return 0, notPersisted(c.Task.Name, err)
 	}
 	token := storage.NewSubmitToken()

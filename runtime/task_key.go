@@ -15,7 +15,7 @@ import (
 // 8.0+), and a requeue is a new task with a new id (Inspector.RequeueAsNew),
 // so a requeued call carries keys its callee has not seen.
 func TaskKey(ctx context.Context) string {
-	a, ok := ctx.Value(attemptKey{}).(attemptInfo)
+	a, ok := ctx.Value(attemptKey{}).(*attemptInfo)
 	if !ok {
 		return ""
 	}

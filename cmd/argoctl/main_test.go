@@ -372,24 +372,24 @@ func TestDiscard(t *testing.T) {
 	for _, b := range testdb.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			seed(t, b.DSN)
-			failCtl(t, b.DSN, 2, "discard needs -reason", "discard", "2")
-			failCtl(t, b.DSN, 2, "discard needs -reason", "discard", "2", "-reason", "  ")
-			failCtl(t, b.DSN, 2, "add --all", "discard", "-reason", "cleanup")
-			failCtl(t, b.DSN, 1, "WF_STATE_TRANSITION_INVALID: task 8 cannot go from running to discarded", "discard", "8", "-reason", "stuck")
-			failCtl(t, b.DSN, 1, "WF_STATE_TRANSITION_INVALID: task 1 cannot go from succeeded", "discard", "1", "-reason", "x")
-			failCtl(t, b.DSN, 1, "task 42 not found", "discard", "42", "-reason", "x")
+			failCtl(t, b.DSN, 2, "discard needs -reason", "-single-operator-discard", "discard", "2")
+			failCtl(t, b.DSN, 2, "discard needs -reason", "-single-operator-discard", "discard", "2", "-reason", "  ")
+			failCtl(t, b.DSN, 2, "add --all", "-single-operator-discard", "discard", "-reason", "cleanup")
+			failCtl(t, b.DSN, 1, "WF_STATE_TRANSITION_INVALID: task 8 cannot go from running to discarded", "-single-operator-discard", "discard", "8", "-reason", "stuck")
+			failCtl(t, b.DSN, 1, "WF_STATE_TRANSITION_INVALID: task 1 cannot go from succeeded", "-single-operator-discard", "discard", "1", "-reason", "x")
+			failCtl(t, b.DSN, 1, "task 42 not found", "-single-operator-discard", "discard", "42", "-reason", "x")
 
-			if out := mustCtl(t, b.DSN, "discard", "2", "-reason", "slot removed from the wall"); out != "discarded task 2\n" {
+			if out := mustCtl(t, b.DSN, "-single-operator-discard", "discard", "2", "-reason", "slot removed from the wall"); out != "discarded task 2\n" {
 				t.Fatalf("discard 2: %q", out)
 			}
 			if task := getTask(t, b.DSN, 2); task.State != runtime.StateDiscarded || task.DiscardReason != "slot removed from the wall" {
 				t.Fatalf("after discard: %s %q", task.State, task.DiscardReason)
 			}
 			// warehouse.* discardable: 3 (dead), 4 (pending), 5 (dead).
-			if out := mustCtl(t, b.DSN, "discard", "-error", "HTTP 503", "-reason", "peripheral replaced", "--dry-run"); out != "would discard 1 task (dry run: nothing changed)\n" {
+			if out := mustCtl(t, b.DSN, "-single-operator-discard", "discard", "-error", "HTTP 503", "-reason", "peripheral replaced", "--dry-run"); out != "would discard 1 task (dry run: nothing changed)\n" {
 				t.Fatalf("dry run: %q", out)
 			}
-			if out := mustCtl(t, b.DSN, "discard", "--all", "-reason", "migration"); out != "discarded 3 tasks\n" {
+			if out := mustCtl(t, b.DSN, "-single-operator-discard", "discard", "--all", "-reason", "migration"); out != "discarded 3 tasks\n" {
 				t.Fatalf("discard --all: %q", out)
 			}
 			if task := getTask(t, b.DSN, 4); task.State != runtime.StateDiscarded || task.DiscardReason != "migration" {

@@ -165,10 +165,17 @@ func TestRequeueRecorded(t *testing.T) {
 			}
 			newID := rec.OtherTask.Int64
 			show := mustCtl(t, b.DSN, "show", "3")
+			operator := "alice    " // SQLite has no accounts
+			if rec.DBAccount != "" {
+				operator = "alice (" + rec.DBAccount + ") " // MySQL: the account beside the name
+			}
+			if (b.Name == "mysql") != (rec.DBAccount != "") {
+				t.Fatalf("requeue record on %s: account %q; want one on MySQL only", b.Name, rec.DBAccount)
+			}
 			for _, want := range []string{
 				fmt.Sprintf("requeued as:      task %d", newID),
 				"operator trail:",
-				fmt.Sprintf("2025-03-01T12:00:00.000Z  requeue → task %d  alice     peripheral firmware fixed", newID),
+				fmt.Sprintf("2025-03-01T12:00:00.000Z  requeue → task %d  %s peripheral firmware fixed", newID, operator),
 			} {
 				if !strings.Contains(show, want) {
 					t.Fatalf("show 3 lacks %q:\n%s", want, show)

@@ -116,6 +116,7 @@ type taskJSON struct {
 	UniqueKey        string          `json:"unique_key,omitempty"`
 	Arguments        json.RawMessage `json:"arguments,omitempty"`
 	RawArguments     *string         `json:"raw_arguments,omitempty"`
+	Encrypted        *encryptedJSON  `json:"encrypted,omitempty"`
 	AttemptHistories []attemptJSON   `json:"attempts,omitempty"`
 	Progress         *progressJSON   `json:"progress,omitempty"`
 }

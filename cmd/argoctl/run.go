@@ -49,9 +49,13 @@ commands:
                                              open/close a group's breaker by hand (-reason), and
                                              who did so when (docs/flow-control.md)
   serve    [-listen 127.0.0.1:8080] [-write] [-auth-basic USER:PW,…] [-auth-bearer TOKEN]
-           [-require-discard-approval] [-trace-url URL]
+           [-single-operator-discard] [-trace-url URL]
                                              the operator console in a browser (docs/console.md); read-only
                                              unless -write; a non-loopback -listen needs -auth-basic or -auth-bearer
+  rekey    [-to KEYID] [-batch 500] [--dry-run]
+                                             re-encrypt arguments encrypted under other keys with the key -to
+                                             (default $ARGO_CIPHER_ENCRYPT_WITH); keys from $ARGO_CIPHER_KEYS
+                                             (ID:BASE64,…); --dry-run counts rows by key (docs/encryption.md)
   migrate                                    apply the embedded migrations
   version                                    print the version
 
@@ -61,7 +65,9 @@ filters: -state dead,retrying  -name TASK  -shard N  -since 1h|RFC3339  -until 1
   name that exists matches only itself; -name =TASK matches TASK exactly and nothing else.
 
 Every change is recorded with who (-operator NAME, default the OS user), when and why.
-With -discard-approval (or ARGO_DISCARD_APPROVAL=1) discard is refused: use discard-request.
+A discard needs two people: discard is refused, use discard-request and have another operator approve it
+(on MySQL from another database account: each operator's own). -single-operator-discard (or
+ARGO_SINGLE_OPERATOR_DISCARD=1) lets one operator discard alone; the trail records it as such.
 
 The database is -dsn or $ARGO_DSN: "sqlite:PATH" or "mysql:user:password@tcp(host:3306)/db".
 Global flags may also follow the command.
@@ -82,9 +88,16 @@ type globals struct {
 	// operator is who changes are recorded as made by: -operator, else
 	// the OS user (operatorName).
 	operator string
-	// discardApproval makes discard refuse: a discard is requested, then
-	// approved by another operator (-discard-approval, $ARGO_DISCARD_APPROVAL).
+	// singleOperatorDiscard lets discard end tasks alone
+	// (-single-operator-discard, $ARGO_SINGLE_OPERATOR_DISCARD); without
+	// it a discard is requested, then approved by another operator.
+	singleOperatorDiscard bool
+	// discardApproval (-discard-approval, the default since review became
+	// it) overrides singleOperatorDiscard; kept for scripts that pass it.
 	discardApproval bool
+	// The keyring argoctl decrypts with and rekey encrypts with
+	// ($ARGO_CIPHER_KEYS, $ARGO_CIPHER_ENCRYPT_WITH; cipher.go).
+	cipherKeys, cipherEncryptWith string
 }
 
 func (g *globals) register(fs *flag.FlagSet) {
@@ -92,7 +105,8 @@ func (g *globals) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.output, "o", g.output, "output format: table or json")
 	fs.DurationVar(&g.timeout, "timeout", g.timeout, "bound on the whole command's database work")
 	fs.StringVar(&g.operator, "operator", g.operator, "who changes are recorded as made by (default: the OS user)")
-	fs.BoolVar(&g.discardApproval, "discard-approval", g.discardApproval, "discards need a second operator (default $ARGO_DISCARD_APPROVAL)")
+	fs.BoolVar(&g.singleOperatorDiscard, "single-operator-discard", g.singleOperatorDiscard, "let one operator discard alone, without a second's approval (default $ARGO_SINGLE_OPERATOR_DISCARD)")
+	fs.BoolVar(&g.discardApproval, "discard-approval", g.discardApproval, "discards need a second operator (the default; overrides -single-operator-discard)")
 }
 
 // env is one invocation's environment.
@@ -123,12 +137,14 @@ var commands = map[string]func(e *env, args []string) error{
 	"flow":            cmdFlow,
 	"serve":           cmdServe,
 	"backlog":         cmdBacklog,
+	"rekey":           cmdRekey,
 }
 
 // run is argoctl without the process: it returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	g := &globals{dsn: getenv("ARGO_DSN"), output: "table", timeout: 30 * time.Second, operator: operatorName(getenv),
-		discardApproval: truthy(getenv("ARGO_DISCARD_APPROVAL"))}
+		singleOperatorDiscard: truthy(getenv("ARGO_SINGLE_OPERATOR_DISCARD")),
+		cipherKeys:            getenv("ARGO_CIPHER_KEYS"), cipherEncryptWith: getenv("ARGO_CIPHER_ENCRYPT_WITH")} // cipher.go
 	fs := newFlagSet("argoctl")
 	g.register(fs)
 	err := fs.Parse(args)
@@ -258,7 +274,7 @@ func open(e *env, wantSchema bool) (*conn, error) {
 	if in.Operator == "" {
 		in.Operator = anonymousOperator
 	}
-	in.RequireDiscardApproval = e.g.discardApproval
+	in.SingleOperatorDiscard = e.g.singleOperatorDiscard && !e.g.discardApproval
 	if wantSchema {
 		if err := in.CheckSchema(pctx); err != nil {
 			db.Close()

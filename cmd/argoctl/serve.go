@@ -33,7 +33,7 @@ func cmdServe(e *env, args []string) error {
 	write := fs.Bool("write", false, "enable the actions (requeue, discard, run now, force to dead letter); default read-only")
 	basic := fs.String("auth-basic", "", "require HTTP basic auth: user:password[,user2:password2] (default $ARGO_CONSOLE_AUTH_BASIC); the user goes into the operator trail")
 	bearer := fs.String("auth-bearer", "", "require Authorization: Bearer TOKEN (default $ARGO_CONSOLE_AUTH_BEARER); changes are recorded as operator \""+bearerOperator+"\"")
-	approval := fs.Bool("require-discard-approval", false, "a discard is a request another operator approves")
+	review := fs.Bool("require-discard-approval", true, "a discard is a request another operator approves (the default; kept for scripts that pass it)")
 	traceURL := fs.String("trace-url", "", "link trace ids to this URL, {traceId} replaced (e.g. https://traces.example/trace/{traceId})")
 	pos, err := parse(e, fs, args)
 	if err != nil {
@@ -42,6 +42,12 @@ func cmdServe(e *env, args []string) error {
 	if len(pos) != 0 {
 		return usagef("serve takes no arguments (got %q)", strings.Join(pos, " "))
 	}
+	if !*review {
+		return usagef("serve -require-discard-approval=false: a discard needs a second operator by default; to let one operator discard alone, pass -single-operator-discard")
+	}
+	// -single-operator-discard is a global flag (as for discard itself);
+	// -discard-approval wins over it.
+	single := e.g.singleOperatorDiscard && !e.g.discardApproval
 	if *basic == "" {
 		*basic = os.Getenv("ARGO_CONSOLE_AUTH_BASIC")
 	}
@@ -62,8 +68,11 @@ func cmdServe(e *env, args []string) error {
 		return err
 	}
 	defer c.db.Close()
-	c.in.RequireDiscardApproval = *approval
-	opts := console.Options{Inspector: c.in, AllowWrites: *write, TraceURL: *traceURL, RequireDiscardApproval: *approval, Now: now}
+	c.in.SingleOperatorDiscard = single
+	opts := console.Options{Inspector: c.in, AllowWrites: *write, TraceURL: *traceURL, SingleOperatorDiscard: single, Now: now}
+	if opts.Cipher, err = e.g.cipher(""); err != nil { // cipher.go: the task page decrypts with $ARGO_CIPHER_KEYS
+		return err
+	}
 	if auth {
 		opts.Authenticate = serveAuthenticator(users, *bearer)
 		if len(users) > 0 {

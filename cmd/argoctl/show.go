@@ -49,6 +49,7 @@ func cmdShow(e *env, args []string) error {
 		}
 		if e.json() {
 			j := toTaskJSON(t, true)
+			j.encrypted(e, t) // cipher.go
 			j.AttemptHistories = []attemptJSON{}
 			for _, a := range atts {
 				j.AttemptHistories = append(j.AttemptHistories, toAttemptJSON(a))
@@ -115,9 +116,11 @@ func writeShow(e *env, t *runtime.Task, atts []runtime.Attempt, ops operatorView
 
 	fmt.Fprintln(e.stdout, "\narguments:")
 	var buf bytes.Buffer
-	if err := json.Indent(&buf, []byte(t.Parameter), "  ", "  "); err == nil {
+	switch err := json.Indent(&buf, []byte(t.Parameter), "  ", "  "); {
+	case writeEncrypted(e, t): // cipher.go
+	case err == nil:
 		fmt.Fprintf(e.stdout, "  %s\n", buf.String())
-	} else {
+	default:
 		fmt.Fprintf(e.stdout, "  (not JSON) %q\n", t.Parameter)
 	}
 

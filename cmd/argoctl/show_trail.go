@@ -45,9 +45,19 @@ func (v operatorView) writeFields(field func(string, any)) {
 	}
 	for _, r := range v.requests {
 		if r.Decision == "" {
-			field("discard requested", fmtMillis(r.RequestedAt)+" by "+r.RequestedBy+": "+cell(r.Reason, 200)+" (awaits another operator: argoctl discard-approve|discard-reject "+strconv.FormatInt(r.TaskPK, 10)+")")
+			field("discard requested", fmtMillis(r.RequestedAt)+" by "+withAccount(r.RequestedBy, r.RequestedAccount)+": "+cell(r.Reason, 200)+
+				" (awaits another operator: argoctl discard-approve|discard-reject "+strconv.FormatInt(r.TaskPK, 10)+")")
 		}
 	}
+}
+
+// withAccount is an operator's name and, where the database knows it, the
+// account the change was made from: "bob (ops_bob@%)".
+func withAccount(operator, account string) string {
+	if account == "" {
+		return operator
+	}
+	return operator + " (" + account + ")"
 }
 
 // writeTrail prints the operator trail, if any, after the history.
@@ -67,7 +77,7 @@ func (v operatorView) writeTrail(e *env) {
 		if reason == "" {
 			reason = "-"
 		}
-		row(w, "  "+fmtMillis(a.At), action, cell(a.Operator, 40), cell(reason, 80))
+		row(w, "  "+fmtMillis(a.At), action, cell(withAccount(a.Operator, a.DBAccount), 80), cell(reason, 80))
 	}
 	w.Flush()
 }
@@ -83,6 +93,7 @@ type operatorJSON struct {
 type discardRequestJSON struct {
 	ID             int64   `json:"id"`
 	RequestedBy    string  `json:"requested_by"`
+	RequestedAcct  string  `json:"requested_account,omitempty"` // the database account (MySQL)
 	Reason         string  `json:"reason"`
 	RequestedAt    *string `json:"requested_at"`
 	Decision       string  `json:"decision"` // "" while open
@@ -95,6 +106,7 @@ type trailJSON struct {
 	At        *string `json:"at"`
 	Action    string  `json:"action"`
 	Operator  string  `json:"operator"`
+	Account   string  `json:"db_account,omitempty"` // the database account (MySQL)
 	Reason    string  `json:"reason"`
 	OtherTask int64   `json:"other_task,omitempty"`
 }
@@ -109,14 +121,14 @@ type showJSON struct {
 func (v operatorView) toJSON() operatorJSON {
 	j := operatorJSON{RequeuedFrom: v.links.From, RequeuedTo: v.links.To}
 	for _, r := range v.requests {
-		d := discardRequestJSON{ID: r.ID, RequestedBy: r.RequestedBy, Reason: r.Reason, RequestedAt: jsonTime(r.RequestedAt), Decision: r.Decision, DecidedBy: r.DecidedBy, DecisionReason: r.DecisionReason}
+		d := discardRequestJSON{ID: r.ID, RequestedBy: r.RequestedBy, RequestedAcct: r.RequestedAccount, Reason: r.Reason, RequestedAt: jsonTime(r.RequestedAt), Decision: r.Decision, DecidedBy: r.DecidedBy, DecisionReason: r.DecisionReason}
 		if r.DecidedAt != 0 {
 			d.DecidedAt = jsonTime(r.DecidedAt)
 		}
 		j.DiscardRequests = append(j.DiscardRequests, d)
 	}
 	for _, a := range v.trail {
-		j.Trail = append(j.Trail, trailJSON{At: jsonTime(a.At), Action: a.Action, Operator: a.Operator, Reason: a.Reason, OtherTask: a.OtherTask.Int64})
+		j.Trail = append(j.Trail, trailJSON{At: jsonTime(a.At), Action: a.Action, Operator: a.Operator, Account: a.DBAccount, Reason: a.Reason, OtherTask: a.OtherTask.Int64})
 	}
 	return j
 }

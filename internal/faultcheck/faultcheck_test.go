@@ -143,7 +143,12 @@ func TestFaultCheckMariaDB(t *testing.T) {
 	for range tg.slots {
 		tg.proxies = append(tg.proxies, testdb.NewFaultProxy(t, dsn))
 	}
-	tg.workerDSN = func(slot int) string { return tg.proxies[slot].DSN(dsn) }
+	// A session cut off mid-transaction (cutanswer on a dependent submit's
+	// INSERT) keeps its locks until the server closes it: after the
+	// session's wait_timeout, scaled as the leases are (2 s here against 30 s
+	// by default: argo's 60 s default becomes 10 s), so that it is gone well
+	// within the settle bound (runtime.MySQLIdleTimeoutDefault).
+	tg.workerDSN = func(slot int) string { return tg.proxies[slot].DSN(dsn) + "&wait_timeout=10" }
 	tg.setup = func(t *testing.T, ctx context.Context, db *sql.DB, s settings) {
 		if s.features[FeatureBigSubmit] {
 			// The server's own default (make test's servers allow 64 MiB), so
@@ -373,6 +378,10 @@ func runTarget(t *testing.T, tg target) {
 		t.Fatal(err)
 	}
 	in.Rows, in.Attempts = readTables(t, ctx, db)
+	in.Crypt = s.features[FeatureCrypt]
+	if in.Crypt {
+		t.Logf("faultcheck crypt: %s", CryptSummary(in.Records))
+	}
 	in.Budget = readBudget(t, ctx, db)
 	in.Fallbacks = readFallbacks(t, ctx, db)
 	in.TransientTrail = readTransientTrail(t, ctx, db)
@@ -420,6 +429,7 @@ func (d *driver) operate(ctx context.Context, db *sql.DB, dialect string) {
 	}
 	defer h.Close()
 	o := NewOperator(db, dialect, d.s.seed, h)
+	o.Crypt = d.s.features[FeatureCrypt]
 	for {
 		pause := o.Pause()
 		if time.Now().Add(pause).After(d.until) {
@@ -666,15 +676,17 @@ func (d *driver) killAll() {
 func readTables(t *testing.T, ctx context.Context, db *sql.DB) ([]Row, []AttemptRow) {
 	t.Helper()
 	var rows []Row
-	rs, err := db.QueryContext(ctx, "SELECT id, task_id, task_status, execute_times, task_parameter, COALESCE(order_key, ''), shard_key, COALESCE(lease_owner, ''), lease_until, execute_time, COALESCE(requeued_from, 0), progress_note, progress_attempt, error_code FROM argo_task")
+	rs, err := db.QueryContext(ctx, "SELECT id, task_id, task_status, execute_times, task_parameter, COALESCE(order_key, ''), shard_key, COALESCE(lease_owner, ''), lease_until, execute_time, COALESCE(requeued_from, 0), progress_note, progress_attempt, tenant, error_code FROM argo_task")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for rs.Next() {
 		var r Row
-		if err := rs.Scan(&r.ID, &r.Name, &r.State, &r.ExecuteTimes, &r.Param, &r.OrderKey, &r.Shard, &r.LeaseOwner, &r.LeaseUntil, &r.Due, &r.RequeuedFrom, &r.ProgressNote, &r.ProgressAttempt, &r.ErrorCode); err != nil {
+		var tenant string
+		if err := rs.Scan(&r.ID, &r.Name, &r.State, &r.ExecuteTimes, &r.Param, &r.OrderKey, &r.Shard, &r.LeaseOwner, &r.LeaseUntil, &r.Due, &r.RequeuedFrom, &r.ProgressNote, &r.ProgressAttempt, &tenant, &r.ErrorCode); err != nil {
 			t.Fatal(err)
 		}
+		OpenRow(&r, tenant) // crypt.go
 		rows = append(rows, r)
 	}
 	if err := rs.Err(); err != nil {

@@ -104,6 +104,9 @@ type Row struct {
 	ProgressAttempt int
 	// ErrorCode is the code of its last failed attempt (error_code.go).
 	ErrorCode string
+	// KeyID is the key its arguments were stored encrypted under ("": in
+	// clear); Param holds them decrypted, unless CryptErr says why not (crypt.go).
+	KeyID, CryptErr string
 }
 
 // AttemptRow is a row of argo_task_attempt.
@@ -175,6 +178,8 @@ type Input struct {
 	// cancel's answer it ended (negative: before the answer), and on which
 	// instance: the figures behind CancelBound.
 	CancelEnded func(inst string, after time.Duration)
+	// Crypt: the workers ran with FeatureCrypt (InvCrypt, crypt.go).
+	Crypt bool
 }
 
 // DefaultCancelBound is CancelBound for a 2 s lease: the lease itself (a
@@ -977,8 +982,10 @@ func Check(in Input) []Violation {
 		}
 	}
 
-	checkProgress(in, bad)  // progress.go
-	checkErrorCode(in, bad) // error_code.go
+	checkProgress(in, bad)    // progress.go
+	checkReleaseLost(in, bad) // release.go
+	checkCrypt(in, bad)       // crypt.go
+	checkErrorCode(in, bad)   // error_code.go
 
 	slices.SortStableFunc(out, func(a, b Violation) int {
 		if c := strings.Compare(a.Inv, b.Inv); c != 0 {

@@ -120,6 +120,11 @@ func TestCheckFindsEachBreak(t *testing.T) {
 				r.Param, _ = json.Marshal(a)
 			})
 		}},
+		{InvCrypt, func(h *history) { // a row of a name the workers encrypt, stored in clear
+			h.in.Crypt = true
+			h.call("0-0-0", 1, TaskPlain, runtime.StateSucceeded, 1, 0, nil)
+			h.exec(1, 1, "w0.0", 10, 20, OutOK)
+		}},
 		{InvLost, func(h *history) {
 			h.call("0-0-0", 1, TaskPlain, runtime.StateSucceeded, 1, 0, nil)
 			h.in.Rows = nil
@@ -235,6 +240,13 @@ func TestCheckFindsEachBreak(t *testing.T) {
 				{Task: 1, Attempt: 1, Outcome: runtime.OutcomeFailed, Worker: "w0.0", ErrorCode: FailCode(OutFail, 1)},
 				{Task: 1, Attempt: 2, Outcome: runtime.OutcomeFailed, Worker: "w0.0", ErrorCode: FailCode(OutFail, 2)},
 			}
+		}},
+		{InvReleaseLost, func(h *history) { // a dependent left blocked by its submit, released by the sweeper
+			h.call("0-0-0", 1, TaskPlain, runtime.StateSucceeded, 1, 0, nil)
+			h.call("0-0-1", 2, TaskPlain, runtime.StateSucceeded, 1, 0, func(b *Record, _ *Row) { b.After = []string{"0-0-0"} })
+			h.exec(1, 1, "w0.0", 10, 20, OutOK)
+			h.in.Records = append(h.in.Records, Record{Kind: KindSwept, Ev: "settled", At: h.at(4000), Inst: "w1.0", ID: 1})
+			h.exec(2, 1, "w1.0", 4010, 4020, OutOK)
 		}},
 		{InvFlowRate, func(h *history) {
 			for i := range RateAllowed + 1 {
@@ -580,5 +592,41 @@ func TestCheckCancel(t *testing.T) {
 				t.Errorf("invariant %s did not fire; violations: %v", InvCancel, got)
 			}
 		})
+	}
+}
+
+// With the crypt feature, rows stored encrypted (OpenRow decrypts them)
+// and rows of other names in clear are a clean history; a ciphertext
+// moved to a row of another name does not decrypt there (crypt-at-rest,
+// and args-exact).
+func TestCheckCrypt(t *testing.T) {
+	h := newHistory()
+	h.in.Crypt = true
+	seal := func(_ *Record, r *Row) {
+		p, err := runtime.SealArguments(CryptCipher(1, ""), r.Name, "", r.Param)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Param = []byte(p)
+		OpenRow(r, "")
+	}
+	h.call("0-0-0", 1, TaskPlain, runtime.StateSucceeded, 1, 0, seal)
+	h.exec(1, 1, "w0.0", 10, 20, OutOK)
+	h.call("0-1-0", 2, TaskOnce, runtime.StateSucceeded, 1, 0, nil)
+	h.exec(2, 1, "w0.0", 10, 20, OutOK)
+	if h.in.Rows[0].KeyID != "fc-k2" {
+		t.Fatalf("row 1 key %q, want fc-k2", h.in.Rows[0].KeyID)
+	}
+	if vs := Check(h.in); len(vs) > 0 {
+		t.Fatalf("a clean history has violations: %+v", vs)
+	}
+	h.call("0-2-0", 3, TaskSync, runtime.StateSucceeded, 1, 0, func(_ *Record, r *Row) {
+		p, _ := runtime.SealArguments(CryptCipher(0, ""), TaskPlain, "", r.Param) // sealed for another name
+		r.Param = []byte(p)
+		OpenRow(r, "")
+	})
+	h.exec(3, 1, "w0.0", 10, 20, OutOK)
+	if got := invariants(Check(h.in)); got[InvCrypt] == 0 || got[InvArgsExact] == 0 {
+		t.Fatalf("a ciphertext of another name: violations %v, want crypt-at-rest and args-exact", got)
 	}
 }

@@ -59,6 +59,10 @@ type Operator struct {
 	h        *Writer
 	r        *rand.Rand
 	open     bool // the capped group's breaker, as this operator left it
+	// Crypt: also rekey (FeatureCrypt, crypt.go), drawn from cr, a stream
+	// of its own, so that the other actions are the seed's either way.
+	Crypt bool
+	cr    *rand.Rand
 }
 
 // NewOperator returns the operator of a run with seed, writing its history
@@ -66,7 +70,11 @@ type Operator struct {
 func NewOperator(db *sql.DB, dialect string, seed uint64, h *Writer) *Operator {
 	in, peer := runtime.NewInspector(db, dialect), runtime.NewInspector(db, dialect)
 	in.Operator, peer.Operator = "faultcheck-alice", "faultcheck-bob"
-	return &Operator{db: db, in: in, peer: peer, h: h, r: rand.New(rand.NewPCG(seed, 0x09e7a))}
+	// alice discards alone (a team that turned review off) and also asks
+	// for reviewed discards, which bob approves from the same database
+	// account (one checker process, as the console's operators share one).
+	in.SingleOperatorDiscard, peer.SameAccountApproval = true, true
+	return &Operator{db: db, in: in, peer: peer, h: h, r: rand.New(rand.NewPCG(seed, 0x09e7a)), cr: rand.New(rand.NewPCG(seed, 0xc7e))}
 }
 
 // Pause is the seeded wait before the next action.
@@ -96,6 +104,9 @@ func (o *Operator) pick(ctx context.Context, where string, args ...any) (int64, 
 // Act carries out one seeded action (a breaker left open is closed by the
 // next action on it, or by Close).
 func (o *Operator) Act(ctx context.Context) {
+	if o.Crypt && o.cr.IntN(5) == 0 {
+		o.rekey(ctx) // crypt.go
+	}
 	x := o.r.IntN(100)
 	if o.open || x < 8 {
 		o.breaker(ctx, !o.open)

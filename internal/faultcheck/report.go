@@ -32,11 +32,13 @@ type Figures struct {
 	Answers    map[string]int
 	ByTask     map[string]int // executions started, by task name
 	Operator   map[string]int // operator actions, by action and answer
+	Deadlocks  string         // the injected deadlocks (release.go)
 }
 
 // Count counts recs.
 func Count(recs []Record, rows int) Figures {
-	f := Figures{Rows: rows, Records: len(recs), Answers: map[string]int{}, ByTask: map[string]int{}, Operator: map[string]int{}}
+	f := Figures{Rows: rows, Records: len(recs), Answers: map[string]int{}, ByTask: map[string]int{}, Operator: map[string]int{},
+		Deadlocks: deadlockFigures(recs)}
 	for _, r := range recs {
 		switch {
 		case r.Kind == KindSubmit && r.Ev == "begin":
@@ -96,9 +98,10 @@ func (r Run) Summary(f Figures) string {
 	return fmt.Sprintf("faultcheck %s seed %d: %d workers, %s of faults + %s to settle (bound %s); features %s; faults %s\n"+
 		"  %d submits (%s), %d executions (%s), %d tasks, %d faults carried out, %d history lines checked\n"+
 		"  operator actions: %s\n"+
+		"  %s\n"+
 		"  per minute: %.0f operations, %.0f executions, %.1f faults, %.0f history lines",
 		r.Engine, r.Seed, r.Slots, r.Duration, r.Settle.Round(time.Millisecond), r.Bound, r.Features, faultsArg(r.Faults),
-		f.Submits, strings.Join(ans, ", "), f.Executions, strings.Join(by, ", "), f.Rows, len(r.Done), f.Records, strings.Join(ops, ", "),
+		f.Submits, strings.Join(ans, ", "), f.Executions, strings.Join(by, ", "), f.Rows, len(r.Done), f.Records, strings.Join(ops, ", "), f.Deadlocks,
 		per(f.Submits), per(f.Executions), per(len(r.Done)), per(f.Records))
 }
 

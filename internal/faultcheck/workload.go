@@ -34,15 +34,16 @@ const (
 	FeatureBigSubmit  = "bigsubmit"   // one call a run larger than MariaDB's max_allowed_packet (16 MiB), submitted with context.Background over a connection of its own (#22 break 7); on by default on MariaDB (MariaDBOn)
 	FeatureRetryAfter = "retryafter"  // first attempts answering runtime.RetryAfter (#22 breaks 6, 10)
 	FeatureBudget     = "budget"      // calls under a retry budget whose first attempts are given back once per process (undecodable there), deferred by RetryAfter or failed (#22 break 6)
+	// FeatureCrypt (crypt.go): arguments of some task names encrypted at rest, under two keys; the operator rekeys.
 )
 
 // AllFeatures lists every feature.
-var AllFeatures = []string{FeatureBasic, FeatureFlow, FeatureOperator, FeatureTxRollback, FeatureDeps, FeatureOrder, FeatureOrderTx, FeatureOrderFlow, FeatureBigSubmit, FeatureRetryAfter, FeatureBudget}
+var AllFeatures = []string{FeatureBasic, FeatureFlow, FeatureOperator, FeatureTxRollback, FeatureDeps, FeatureOrder, FeatureOrderTx, FeatureOrderFlow, FeatureBigSubmit, FeatureRetryAfter, FeatureBudget, FeatureDeadlock, FeatureCrypt}
 
 // DefaultFeatures is what make test runs: every feature whose breaks are
 // fixed. The ones off by default are named in KnownBreaks with the break
 // they find, or are too heavy for make test (bigsubmit).
-var DefaultFeatures = []string{FeatureBasic, FeatureOrder, FeatureFlow, FeatureOperator, FeatureOrderTx, FeatureOrderFlow, FeatureRetryAfter, FeatureTxRollback, FeatureDeps, FeatureBudget}
+var DefaultFeatures = []string{FeatureBasic, FeatureOrder, FeatureFlow, FeatureOperator, FeatureOrderTx, FeatureOrderFlow, FeatureRetryAfter, FeatureTxRollback, FeatureDeps, FeatureBudget, FeatureDeadlock, FeatureCrypt}
 
 // MariaDBOn lists the features added to DefaultFeatures on a MariaDB
 // server of the test's own (whose max_allowed_packet the test lowers to
@@ -65,6 +66,7 @@ var FixedBreaks = map[string]string{
 	FeatureRetryAfter: "#22 break 10 (RetryAfter repeats attempt numbers): invariant exec-once",
 	FeatureOperator:   "#22 break 5 (a task discarded while blocked and requeued loses its dependencies): the discard-blocked-requeue action, invariant deps-order",
 	FeatureBudget:     "#22 break 6 (a first attempt given back counts again in its group's retry budget): invariant retry-budget",
+	FeatureDeadlock:   "#22 break 3a (a dependent submit retried after a deadlock keeps the blocked state of its first try): invariant release-lost (release.go)",
 	FaultPartition:    "#22 break 1 (a cut-off instance runs on): invariant attempt-overlap",
 	FaultClaimCut:     "#22 break 8 (a lost claim COMMIT charges an attempt): invariant charged-unrun; with the cut matching READ COMMITTED too, terminal (a flow group's lock held by a cut session stalled the gated claim: fixed by its wait limit)",
 	FeatureTxRollback: "not listed in #22: on SQLite a rolled-back SubmitTx's id is handed out again, and the rolled-back call's commit watcher claimed the new row by id, bypassing the order gate (and flow control): invariants order-overlap / order-submit",
@@ -169,6 +171,10 @@ type CallSpec struct {
 	// Delay is how long after the previous call's answer this call is
 	// submitted.
 	Delay time.Duration
+	// Deadlock: the submit's first try is rolled back as a deadlock
+	// after its reads, and its retry waits for the upstream task to end
+	// (FeatureDeadlock, MySQL family only).
+	Deadlock bool
 }
 
 // Operation is what a slot does at one step: one call, or a few that go
@@ -321,6 +327,7 @@ func Generate(seed uint64, slot, k int, f Features) Operation {
 			u := CallSpec{Op: id(0), Task: TaskPlain, Args: args(0), Via: ViaSubmit}
 			u.Args.WorkMS, u.Args.Fail = r.IntN(4), 0
 			d := CallSpec{Op: id(1), Task: TaskPlain, Args: args(1), Via: ViaSubmit, After: []int{0}, Delay: time.Duration(r.IntN(4)) * time.Millisecond}
+			d.Deadlock = f[FeatureDeadlock] && r.IntN(2) == 0
 			op.Calls = []CallSpec{u, d}
 		}},
 		{4, f[FeatureDeps], func() { // a diamond A → B, C → D in one SubmitGroup

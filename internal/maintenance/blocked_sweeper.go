@@ -21,6 +21,11 @@ const (
 	BlockedSweepBatchesDefault = 10
 )
 
+// LostReleaseMessage is the message the sweeper logs (at Warn, with the
+// count as "tasks") when a pass settled blocked tasks: each is a
+// dependency release that was lost (the fault checker watches for it).
+const LostReleaseMessage = "argo: released or skipped blocked tasks whose upstream tasks had all ended (a lost dependency release)"
+
 // blockedStore is what the sweeper runs (*storage.Store).
 type blockedStore interface {
 	BlockedBatch(ctx context.Context, before storage.Millis, after storage.BlockedCursor, limit int) ([]storage.BlockedCursor, error)
@@ -138,7 +143,7 @@ func (b *BlockedSweeper) pass(ctx context.Context) int {
 		b.cursor = batch[len(batch)-1]
 	}
 	if total > 0 {
-		b.cfg.Logger.Warn("argo: released or skipped blocked tasks whose upstream tasks had all ended (a lost dependency release)", "tasks", total)
+		b.cfg.Logger.Warn(LostReleaseMessage, "tasks", total)
 	}
 	return total
 }

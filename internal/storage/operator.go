@@ -50,6 +50,10 @@ var ErrDiscardRequestOpen = argotype.ErrDiscardRequestOpen
 // tries to approve or reject it: a second operator must.
 var ErrSameOperator = argotype.ErrSameOperator
 
+// ErrSameAccount is returned when a discard request is approved from the
+// database account that made it, where that is refused (DecideDiscard).
+var ErrSameAccount = argotype.ErrSameAccount
+
 // ErrNoOperator is returned by an operator action that needs to know who
 // made it and was given no name.
 var ErrNoOperator = argotype.ErrNoOperator
@@ -178,11 +182,14 @@ func (s *Store) discardRefused(ctx context.Context, id int64) error {
 
 // DecideDiscard approves or rejects the open discard request of task id,
 // as operator who, who must not be the one who made the request
-// (ErrSameOperator). An approval discards the task with the request's
-// reason in the same transaction; if the task can no longer be discarded
-// (it ran meanwhile), nothing changes and the request stays open (reject
-// it). Either decision is recorded in the trail with its reason (optional).
-func (s *Store) DecideDiscard(ctx context.Context, id int64, approve bool, reason, who string, now Millis) error {
+// (ErrSameOperator). With distinctAccounts, an approval from the database
+// account that made the request (MySQL's CURRENT_USER(); SQLite has none)
+// is refused too (ErrSameAccount); a rejection is not. An approval
+// discards the task with the request's reason in the same transaction; if
+// the task can no longer be discarded (it ran meanwhile), nothing changes
+// and the request stays open (reject it). Either decision is recorded in
+// the trail with its reason (optional).
+func (s *Store) DecideDiscard(ctx context.Context, id int64, approve bool, reason, who string, now Millis, distinctAccounts bool) error {
 	if err := CheckOperatorText("decision reason", reason); err != nil {
 		return err
 	}
@@ -196,7 +203,10 @@ func (s *Store) DecideDiscard(ctx context.Context, id int64, approve bool, reaso
 	var discarded int64 = 1
 	err := s.write(ctx, func(tx *sqlx.Tx) error {
 		discarded = 1
-		var req DiscardRequest
+		var req struct {
+			DiscardRequest
+			Current string `db:"current_account"` // the account this transaction runs as
+		}
 		if err := tx.GetContext(ctx, &req, s.sql.OpenDiscardRequest, id); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
 				return fmt.Errorf("%w: task %d", ErrNoDiscardRequest, id)
@@ -210,6 +220,14 @@ func (s *Store) DecideDiscard(ctx context.Context, id int64, approve bool, reaso
 		// guard that the request is still open.
 		if req.RequestedBy == who {
 			return fmt.Errorf("%w: the discard of task %d was requested by %s", ErrSameOperator, id, who)
+		}
+		// Two people, by the server's account too (docs/operations.md): a
+		// name is what the operator's tool says; the account is what the
+		// server authenticated. The request's row is locked (or, on SQLite,
+		// the file), so it cannot change before the statement.
+		if approve && distinctAccounts && req.RequestedAccount != "" && req.RequestedAccount == req.Current {
+			return fmt.Errorf("%w: the discard of task %d was requested from account %s, and this approval comes from it too: approve it connected as another account (a second person's own)",
+				ErrSameAccount, id, req.Current)
 		}
 		res, err := tx.ExecContext(ctx, s.sql.DecideDiscardRequest, decision, who, now, SanitizeErrorText(reason), req.ID, who)
 		if err != nil {

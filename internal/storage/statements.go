@@ -241,32 +241,36 @@ type Statements struct {
 	LinkRequeued string
 	// RequeueLinks reads requeued_from, requeued_to of one row: argument id.
 	RequeueLinks string
-	// InsertOperatorAction writes one record of the operator trail:
+	// InsertOperatorAction writes one record of the operator trail, with
+	// the database account that runs it (CURRENT_USER(); '' on SQLite):
 	// arguments task_pk, action, operator, reason, at, other_task.
 	InsertOperatorAction string
 	// OperatorActions reads a task's trail (id, task_pk, action, operator,
-	// reason, at, other_task), oldest first: argument task_pk.
+	// reason, at, other_task, db_account), oldest first: argument task_pk.
 	OperatorActions string
 	// InsertGroupAction writes one record of a flow group's trail (task_pk
-	// 0): arguments action, operator, reason, at, flow_group.
+	// 0, the database account as InsertOperatorAction): arguments action,
+	// operator, reason, at, flow_group.
 	InsertGroupAction string
 	// GroupActions reads a flow group's trail (the columns of
 	// OperatorActions and flow_group), oldest first: argument flow_group.
 	GroupActions string
 	// InsertDiscardRequest opens a discard request for a discardable row
 	// not requeued (its task_pk and pending_task: the row's id): arguments
-	// requested_by, reason, requested_at, then id.
+	// requested_by, reason, requested_at, then id (the database account
+	// as InsertOperatorAction).
 	InsertDiscardRequest string
 	// OpenDiscardRequest reads id, task_pk, requested_by, reason,
-	// requested_at of the open request of a task, locked on an engine with
-	// row locks: argument task id.
+	// requested_at, requested_account of the open request of a task, and
+	// current_account (the account the statement runs as; '' on SQLite),
+	// locked on an engine with row locks: argument task id.
 	OpenDiscardRequest string
 	// DecideDiscardRequest closes an open request by an operator other
 	// than the one who made it: arguments decision, decided_by, decided_at,
 	// decision_reason, then request id, decided_by.
 	DecideDiscardRequest string
 	// DiscardRequests reads every request of a task (DiscardRequest's
-	// columns), oldest first: argument task_pk.
+	// columns, requested_account last), oldest first: argument task_pk.
 	DiscardRequests string
 	// ForceFail moves a row in ForceFailableStates to dead, unleased:
 	// arguments now, id.

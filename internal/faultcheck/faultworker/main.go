@@ -85,6 +85,9 @@ func main() {
 		UnknownTaskDelay: 100 * time.Millisecond,
 		Logger:           slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
+	if c.features[faultcheck.FeatureCrypt] {
+		c.rt.Cipher = faultcheck.CryptCipher(c.slot, "") // crypt.go
+	}
 	if err := run(c); err != nil {
 		fmt.Fprintln(os.Stderr, "faultworker:", err)
 		os.Exit(1)
@@ -111,6 +114,8 @@ func run(c config) error {
 		return err
 	}
 	defer h.Close()
+	// The blocked sweeper's settles are written to the history (release.go).
+	c.rt.Logger = slog.New(sweepWatcher{c.rt.Logger.Handler(), h})
 	w := &worker{c: c, h: h, defs: faultcheck.Defs(), retryAfter: map[int64]int{}, gaveBack: map[int64]bool{}}
 	w.readClock()
 	// A constant offset keeps the monotonic reading, as a host whose clock is

@@ -100,6 +100,9 @@ func (w *worker) do(ctx context.Context, op faultcheck.Operation) {
 		}
 		w.h.Write(recs[i])
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), submitTimeout)
+		if cs.Deadlock {
+			sctx = w.injectDeadlock(sctx, cs.Op, c.After)
+		}
 		var ans, errText string
 		var id int64
 		switch cs.Via {

@@ -230,6 +230,8 @@ var statements = &storage.Statements{
 		{Migration: "000021_error_code.up.sql", Query: "SELECT error_code FROM argo_task WHERE 1=0"},
 		{Migration: "000021_error_code.up.sql", Query: "SELECT error_code FROM argo_task_attempt WHERE 1=0"},
 		{Migration: "000021_error_code.up.sql", Query: "SELECT source, from_state, to_state, refused FROM argo_refused_transition WHERE 1=0"},
+		{Migration: "000022_operator_accounts.up.sql", Query: "SELECT db_account FROM argo_operator_action WHERE 1=0"},
+		{Migration: "000022_operator_accounts.up.sql", Query: "SELECT requested_account FROM argo_discard_request WHERE 1=0"},
 		{Migration: "000005_operator_trail.up.sql", Query: "SELECT " + operatorActionColumns + " FROM argo_operator_action WHERE 1=0"},
 		{Migration: "000005_operator_trail.up.sql", Query: "SELECT pending_task, " + discardRequestColumns + " FROM argo_discard_request WHERE 1=0"},
 		{Migration: "000008_order_key.up.sql", Query: "SELECT order_key, order_open FROM argo_task FORCE INDEX (idx_order_open) WHERE 1=0"},
@@ -243,15 +245,15 @@ var statements = &storage.Statements{
 	LinkRequeued:  "UPDATE " + byID + " SET requeued_from = ?, unique_key = ? WHERE id = ?",
 	RequeueLinks:  "SELECT requeued_from, requeued_to FROM argo_task WHERE id = ?",
 
-	InsertOperatorAction: "INSERT INTO argo_operator_action (task_pk, action, operator, reason, at, other_task) VALUES (?, ?, ?, ?, ?, ?)",
-	OperatorActions:      "SELECT " + operatorActionColumns + " FROM argo_operator_action WHERE task_pk = ? ORDER BY id",
-	InsertGroupAction:    "INSERT INTO argo_operator_action (task_pk, action, operator, reason, at, flow_group) VALUES (0, ?, ?, ?, ?, ?)",
-	GroupActions:         "SELECT " + operatorActionColumns + ", flow_group FROM argo_operator_action WHERE flow_group = ? ORDER BY id",
-	InsertDiscardRequest: "INSERT INTO argo_discard_request (task_pk, pending_task, requested_by, reason, requested_at, decision_reason)" +
-		" SELECT id, id, ?, ?, ?, '' FROM argo_task WHERE id = ? AND task_status IN " + discardable + " AND requeued_to IS NULL",
-	OpenDiscardRequest:   "SELECT id, task_pk, requested_by, reason, requested_at FROM argo_discard_request WHERE pending_task = ? FOR UPDATE",
+	InsertOperatorAction: "INSERT INTO argo_operator_action (task_pk, action, operator, reason, at, other_task, db_account) VALUES (?, ?, ?, ?, ?, ?, CURRENT_USER())",
+	OperatorActions:      "SELECT " + operatorActionColumns + ", db_account FROM argo_operator_action WHERE task_pk = ? ORDER BY id",
+	InsertGroupAction:    "INSERT INTO argo_operator_action (task_pk, action, operator, reason, at, flow_group, db_account) VALUES (0, ?, ?, ?, ?, ?, CURRENT_USER())",
+	GroupActions:         "SELECT " + operatorActionColumns + ", db_account, flow_group FROM argo_operator_action WHERE flow_group = ? ORDER BY id",
+	InsertDiscardRequest: "INSERT INTO argo_discard_request (task_pk, pending_task, requested_by, reason, requested_at, decision_reason, requested_account)" +
+		" SELECT id, id, ?, ?, ?, '', CURRENT_USER() FROM argo_task WHERE id = ? AND task_status IN " + discardable + " AND requeued_to IS NULL",
+	OpenDiscardRequest:   "SELECT id, task_pk, requested_by, reason, requested_at, requested_account, CURRENT_USER() AS current_account FROM argo_discard_request WHERE pending_task = ? FOR UPDATE",
 	DecideDiscardRequest: "UPDATE argo_discard_request SET decision = ?, decided_by = ?, decided_at = ?, decision_reason = ?, pending_task = NULL WHERE id = ? AND pending_task IS NOT NULL AND CAST(requested_by AS BINARY) <> CAST(? AS BINARY)",
-	DiscardRequests:      "SELECT " + discardRequestColumns + " FROM argo_discard_request WHERE task_pk = ? ORDER BY id",
+	DiscardRequests:      "SELECT " + discardRequestColumns + ", requested_account FROM argo_discard_request WHERE task_pk = ? ORDER BY id",
 	ForceFail:            "UPDATE " + byID + " SET task_status = " + dead + ", lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND task_status IN " + storage.StateSet(storage.ForceFailableStates...),
 	RunNow:               "UPDATE " + byID + " SET execute_time = ?, lease_owner = '', lease_until = 0 WHERE id = ? AND task_status IN " + runnable,
 	DeleteOperatorActions: func(n int) string {

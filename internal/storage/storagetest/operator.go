@@ -3,6 +3,7 @@ package storagetest
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/argo-retry/argo/internal/storage"
@@ -14,6 +15,7 @@ func operatorCases() []testCase {
 	return []testCase{
 		{"DiscardApprovedBySecondOperator", operatorDiscardApproved},
 		{"DiscardRejected", operatorDiscardRejected},
+		{"DiscardApprovalFromTheRequestersAccount", operatorDiscardSameAccount},
 		{"ApprovalOfATaskThatRanMeanwhile", operatorApprovalRaced},
 		{"DiscardRecordedAndNotOfRequeued", operatorDiscardRecorded},
 		{"ForceFail", operatorForceFail},
@@ -56,13 +58,13 @@ func operatorDiscardApproved(t *testing.T, e Engine) {
 	if _, err := s.RequestDiscard(ctx, task.ID, "again", "bob", 210); !errors.Is(err, storage.ErrDiscardRequestOpen) {
 		t.Fatalf("second request while one is open: %v, want ErrDiscardRequestOpen", err)
 	}
-	if err := s.DecideDiscard(ctx, task.ID, true, "", "alice", 220); !errors.Is(err, storage.ErrSameOperator) {
+	if err := s.DecideDiscard(ctx, task.ID, true, "", "alice", 220, false); !errors.Is(err, storage.ErrSameOperator) {
 		t.Fatalf("approval by the requester: %v, want ErrSameOperator", err)
 	}
 	if row := get(t, s, task.ID); *row != *before {
 		t.Fatalf("a refused approval changed the task: %+v", row)
 	}
-	if err := s.DecideDiscard(ctx, task.ID, true, "checked the order", "bob", 230); err != nil {
+	if err := s.DecideDiscard(ctx, task.ID, true, "checked the order", "bob", 230, false); err != nil {
 		t.Fatal(err)
 	}
 	row := get(t, s, task.ID)
@@ -74,11 +76,11 @@ func operatorDiscardApproved(t *testing.T, e Engine) {
 		t.Fatal(err)
 	}
 	want := storage.DiscardRequest{ID: reqID, TaskPK: task.ID, RequestedBy: "alice", Reason: "duplicate order", RequestedAt: 200,
-		Decision: storage.DecisionApproved, DecidedBy: "bob", DecidedAt: 230, DecisionReason: "checked the order"}
+		Decision: storage.DecisionApproved, DecidedBy: "bob", DecidedAt: 230, DecisionReason: "checked the order", RequestedAccount: dbAccount(t, s)}
 	if len(reqs) != 1 || reqs[0] != want {
 		t.Fatalf("requests %+v, want %+v", reqs, want)
 	}
-	if err := s.DecideDiscard(ctx, task.ID, true, "", "carol", 240); !errors.Is(err, storage.ErrNoDiscardRequest) {
+	if err := s.DecideDiscard(ctx, task.ID, true, "", "carol", 240, false); !errors.Is(err, storage.ErrNoDiscardRequest) {
 		t.Fatalf("approval of a decided request: %v, want ErrNoDiscardRequest", err)
 	}
 	if got := actions(trail(t, s, task.ID)); !slices.Equal(got, []string{"discard_request by alice", "discard_approve by bob"}) {
@@ -97,10 +99,10 @@ func operatorDiscardRejected(t *testing.T, e Engine) {
 	if _, err := s.RequestDiscard(ctx, task.ID, "customer cancelled", "alice", 200); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DecideDiscard(ctx, task.ID, false, "", "alice", 205); !errors.Is(err, storage.ErrSameOperator) {
+	if err := s.DecideDiscard(ctx, task.ID, false, "", "alice", 205, false); !errors.Is(err, storage.ErrSameOperator) {
 		t.Fatalf("rejection by the requester: %v, want ErrSameOperator", err)
 	}
-	if err := s.DecideDiscard(ctx, task.ID, false, "they did not", "bob", 210); err != nil {
+	if err := s.DecideDiscard(ctx, task.ID, false, "they did not", "bob", 210, false); err != nil {
 		t.Fatal(err)
 	}
 	if row := get(t, s, task.ID); *row != *before {
@@ -131,14 +133,14 @@ func operatorApprovalRaced(t *testing.T, e Engine) {
 		t.Fatal(err)
 	}
 	claimByID(t, s, task.ID, "w1", 300, 9000)
-	wantTransitionInvalid(t, "approval of a running task", s.DecideDiscard(ctx, task.ID, true, "", "bob", 310))
+	wantTransitionInvalid(t, "approval of a running task", s.DecideDiscard(ctx, task.ID, true, "", "bob", 310, false))
 	if row := get(t, s, task.ID); row.State != running || row.LeaseOwner != "w1" {
 		t.Fatalf("a refused approval changed the running task: %s %q", row.State, row.LeaseOwner)
 	}
 	if got := actions(trail(t, s, task.ID)); !slices.Equal(got, []string{"discard_request by alice"}) {
 		t.Fatalf("trail after a refused approval %q", got)
 	}
-	if err := s.DecideDiscard(ctx, task.ID, false, "it ran", "bob", 320); err != nil {
+	if err := s.DecideDiscard(ctx, task.ID, false, "it ran", "bob", 320, false); err != nil {
 		t.Fatalf("rejection of the request left open: %v", err)
 	}
 	_, err := s.RequestDiscard(ctx, done.ID, "x", "alice", 200)
@@ -261,4 +263,64 @@ func operatorRunNow(t *testing.T, e Engine) {
 	if got := actions(trail(t, s, later.ID)); !slices.Equal(got, []string{"run_now by bob"}) {
 		t.Fatalf("trail %q", got)
 	}
+}
+
+// An approval from the database account that made the request is refused
+// where accounts must differ (ErrSameAccount, nothing changes), on an
+// engine with accounts (MySQL's CURRENT_USER()); a rejection from it, or
+// an approval where accounts may be shared (the console), goes through.
+// SQLite has no accounts: the approval goes through.
+func operatorDiscardSameAccount(t *testing.T, e Engine) {
+	s := e.Open(t)
+	ctx := ctxFor(t)
+	a, b := newTask("d", dead, 100, 0), newTask("d", dead, 100, 0)
+	insert(t, s, a)
+	insert(t, s, b)
+	account := dbAccount(t, s)
+	for _, task := range []*storage.Task{a, b} {
+		if _, err := s.RequestDiscard(ctx, task.ID, "duplicate order", "alice", 200); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := s.DecideDiscard(ctx, a.ID, true, "", "bob", 210, true)
+	if account == "" {
+		if err != nil {
+			t.Fatalf("approval on an engine without accounts: %v", err)
+		}
+		return
+	}
+	if !errors.Is(err, storage.ErrSameAccount) || !strings.Contains(err.Error(), account) {
+		t.Fatalf("approval from the requester's account %s: %v, want ErrSameAccount naming it", account, err)
+	}
+	if row := get(t, s, a.ID); row.State != dead {
+		t.Fatalf("a refused approval changed the task: %s", row.State)
+	}
+	if err := s.DecideDiscard(ctx, a.ID, false, "not mine to approve", "bob", 220, true); err != nil {
+		t.Fatalf("rejection from the requester's account: %v, want it to stand", err)
+	}
+	if err := s.DecideDiscard(ctx, b.ID, true, "", "bob", 230, false); err != nil {
+		t.Fatalf("approval where accounts may be shared: %v", err)
+	}
+	if row := get(t, s, b.ID); row.State != discarded {
+		t.Fatalf("approved discard left the task %s", row.State)
+	}
+	for _, r := range trail(t, s, b.ID) {
+		if r.DBAccount != account {
+			t.Fatalf("trail record %+v: account %q, want %q", r, r.DBAccount, account)
+		}
+	}
+}
+
+// dbAccount is the database account s's connections run as (MySQL's
+// CURRENT_USER()), "" on SQLite, which has none.
+func dbAccount(t *testing.T, s *storage.Store) string {
+	t.Helper()
+	if s.Dialect() == "sqlite" {
+		return ""
+	}
+	var account string
+	if err := s.DB().QueryRowContext(ctxFor(t), "SELECT CURRENT_USER()").Scan(&account); err != nil {
+		t.Fatal(err)
+	}
+	return account
 }

@@ -38,7 +38,7 @@ func operatorNamesOuterSpaces(t *testing.T, e Engine) {
 	}
 	for _, who := range []string{"alice ", " alice", "alice\n", "Alice "} {
 		for _, approve := range []bool{true, false} {
-			if err := s.DecideDiscard(ctx, task.ID, approve, "", who, 210); !errors.Is(err, storage.ErrOperatorName) {
+			if err := s.DecideDiscard(ctx, task.ID, approve, "", who, 210, false); !errors.Is(err, storage.ErrOperatorName) {
 				t.Fatalf("decision (approve %v) by %q: %v, want ErrOperatorName", approve, who, err)
 			}
 		}
@@ -63,7 +63,7 @@ func operatorNamesOuterSpaces(t *testing.T, e Engine) {
 		t.Fatalf("requests %+v, want alice's, still open", reqs)
 	}
 	// The request is open, and says so: its requester is refused as such.
-	if err := s.DecideDiscard(ctx, task.ID, true, "", "alice", 220); !errors.Is(err, storage.ErrSameOperator) {
+	if err := s.DecideDiscard(ctx, task.ID, true, "", "alice", 220, false); !errors.Is(err, storage.ErrSameOperator) {
 		t.Fatalf("approval by the requester: %v, want ErrSameOperator", err)
 	}
 }
@@ -85,7 +85,7 @@ func operatorNamesByteForByte(t *testing.T, e Engine) {
 	if _, err := s.RequestDiscard(ctx, a.ID, "duplicate order", "alice", 200); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DecideDiscard(ctx, a.ID, true, "", "Alice", 210); err != nil {
+	if err := s.DecideDiscard(ctx, a.ID, true, "", "Alice", 210, false); err != nil {
 		t.Fatalf("approval by Alice of alice's request: %v, want it approved (another name)", err)
 	}
 	if got := get(t, s, a.ID).State; got != discarded {
@@ -95,7 +95,7 @@ func operatorNamesByteForByte(t *testing.T, e Engine) {
 		t.Fatal(err)
 	}
 	exec(t, s, "UPDATE argo_discard_request SET requested_by = ? WHERE task_pk = ?", "carol ", b.ID)
-	if err := s.DecideDiscard(ctx, b.ID, false, "keep it", "carol", 210); err != nil {
+	if err := s.DecideDiscard(ctx, b.ID, false, "keep it", "carol", 210, false); err != nil {
 		t.Fatalf("rejection by carol of the request of %q: %v, want it rejected (another name)", "carol ", err)
 	}
 	reqs, err := s.DiscardRequests(ctx, b.ID)

@@ -116,6 +116,7 @@ func areas() []struct {
 		{"Backlog", backlogCases()},
 		{"Progress", progressCases()},
 		{"ErrorCode", errorCodeCases()},
+		{"Rekey", rekeyCases()}, // rekey.go
 	}
 }
 

@@ -102,6 +102,21 @@ var Workloads = []Workload{
 	{Name: "retryafter", Unit: "task deferred once by RetryAfter(err, 20ms), then succeeding", run: func(ctx context.Context, e *env) error {
 		return e.submitAndWait(ctx, runtime.Call{Task: e.defs.deferOnce, Args: e.args()}, 1)
 	}},
+	{Name: "uniquekey", Unit: "plain async task with a UniqueKey (a new key each unit)", run: func(ctx context.Context, e *env) error {
+		args := e.args()
+		return e.submitAndWait(ctx, runtime.Call{Task: e.defs.work, Args: args, UniqueKey: "cost-" + string(args)}, 1)
+	}},
+	{Name: "tenant", Unit: "plain async task with a Tenant", run: func(ctx context.Context, e *env) error {
+		return e.submitAndWait(ctx, runtime.Call{Task: e.defs.work, Args: e.args(), Tenant: "cost-tenant"}, 1)
+	}},
+	{Name: "cancel", Unit: "submit of a call scheduled 1h ahead, then Inspector.Cancel of it", run: func(ctx context.Context, e *env) error {
+		id, err := e.rt.Submit(ctx, runtime.Call{Task: e.defs.later, Args: e.args()})
+		if err != nil {
+			return err
+		}
+		_, err = e.rt.Inspector().Cancel(ctx, id, "costgate: cancel workload")
+		return err
+	}},
 	{Name: "outbox", Unit: "DurableTx: BEGIN, submit in the caller's transaction, COMMIT, run", run: func(ctx context.Context, e *env) error {
 		base := e.done.total()
 		tx, err := e.userDB.BeginTx(ctx, nil)
