@@ -1,4 +1,4 @@
--- argo schema, version 21, for MySQL 8.0+ and MariaDB 10.6+. Apply after 000019 (and 000020 where present).
+-- argo schema, version 21, for MySQL 8.0+ and MariaDB 10.6+. Apply after 000019 (before or after 000022: they are independent).
 --
 -- The error code of a failed attempt (runtime.Coded, Config.ErrorCode;
 -- docs/errors.md): error_code on argo_task_attempt is the code the

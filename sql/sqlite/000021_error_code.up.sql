@@ -1,4 +1,4 @@
--- argo schema, version 21, for SQLite 3.35+. Apply after 000019 (and 000020 where present).
+-- argo schema, version 21, for SQLite 3.35+. Apply after 000019 (before or after 000022: they are independent).
 -- Column and table meaning is that of sql/mysql/000021_error_code.up.sql.
 
 ALTER TABLE argo_task ADD COLUMN error_code TEXT NOT NULL DEFAULT '';
