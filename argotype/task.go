@@ -118,6 +118,11 @@ type Task struct {
 	ProgressAttempt int `db:"progress_attempt" json:"progress_attempt,omitempty"`
 	// ProgressAt is when the attempt made the report (0: none).
 	ProgressAt Millis `db:"progress_at" json:"progress_at,omitempty"`
+	// ErrorCode is the code of the task's last failed attempt
+	// (runtime.Coded or Config.ErrorCode; "": that attempt returned none),
+	// written with the failed attempt's outcome and kept when a later
+	// attempt succeeds (migration 000021, docs/errors.md).
+	ErrorCode string `db:"error_code" json:"error_code,omitempty"`
 }
 
 // Attempt is the record of one attempt (or fallback run) of a task: a row of
@@ -140,6 +145,10 @@ type Attempt struct {
 	Progress     float64 `db:"progress" json:"progress,omitempty"`
 	ProgressNote string  `db:"progress_note" json:"progress_note,omitempty"`
 	ProgressAt   Millis  `db:"progress_at" json:"progress_at,omitempty"`
+	// ErrorCode is the code the attempt's (or fallback's) function returned
+	// with its error (runtime.Coded or Config.ErrorCode; "": none;
+	// migration 000021, docs/errors.md).
+	ErrorCode string `db:"error_code" json:"error_code,omitempty"`
 }
 
 // MaxProgressNote is the most characters (runes) of a progress note

@@ -237,6 +237,9 @@ func (c *console) inspector(r *http.Request) *runtime.Inspector {
 	in.Now = c.opts.Now
 	in.SingleOperatorDiscard = c.opts.SingleOperatorDiscard
 	in.SameAccountApproval = true // one account for every operator: names decide
+	if in.Source == "" {
+		in.Source = "console" // refused changes are counted as the console's (docs/errors.md)
+	}
 	return &in
 }
 

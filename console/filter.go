@@ -17,15 +17,17 @@ const MaxFilterText = 200
 // taskQuery is the task list's filter as the form and the URL carry it.
 type taskQuery struct {
 	State, Name, Tenant, Error, Key, Since, Until string
-	Before                                        int64
-	Limit                                         int
+	// Code is the error code of the last failed attempt, exactly.
+	Code   string
+	Before int64
+	Limit  int
 
 	states       []runtime.State
 	since, until time.Time
 }
 
 // filterFields are the names of the filter's inputs, in the form's order.
-var filterFields = []string{"state", "name", "tenant", "error", "key", "since", "until"}
+var filterFields = []string{"state", "name", "tenant", "error", "key", "since", "until", "code"}
 
 // badRequest is a mistake in the request: 400 with its message.
 type badRequest struct{ msg string }
@@ -42,7 +44,12 @@ func parseTaskQuery(v url.Values, now time.Time, pageSize int) (taskQuery, error
 		State: strings.TrimSpace(v.Get("state")), Name: strings.TrimSpace(v.Get("name")),
 		Tenant: v.Get("tenant"), Error: v.Get("error"), Key: v.Get("key"),
 		Since: strings.TrimSpace(v.Get("since")), Until: strings.TrimSpace(v.Get("until")),
-		Limit: pageSize,
+		Code: strings.TrimSpace(v.Get("code")), Limit: pageSize,
+	}
+	if q.Code != "" {
+		if err := runtime.CheckErrorCode(q.Code); err != nil {
+			return q, badRequestf("filter code: %s", strings.TrimPrefix(err.Error(), "argo: "))
+		}
 	}
 	for _, f := range []struct{ name, value string }{{"name", q.Name}, {"tenant", q.Tenant}, {"error", q.Error}, {"key", q.Key}} {
 		if len(f.value) > MaxFilterText {
@@ -104,14 +111,14 @@ func parseInstant(field, s string, now time.Time) (time.Time, error) {
 func (q taskQuery) filter() runtime.Filter {
 	return runtime.Filter{
 		States: q.states, NameContains: q.Name, Tenant: q.Tenant, ErrorContains: q.Error,
-		UniqueKey: q.Key, Since: q.since, Until: q.until,
+		UniqueKey: q.Key, Since: q.since, Until: q.until, ErrorCode: q.Code,
 	}
 }
 
 // values is the query as URL parameters (empty ones left out), for links.
 func (q taskQuery) values() url.Values {
 	v := url.Values{}
-	for i, s := range []string{q.State, q.Name, q.Tenant, q.Error, q.Key, q.Since, q.Until} {
+	for i, s := range []string{q.State, q.Name, q.Tenant, q.Error, q.Key, q.Since, q.Until, q.Code} {
 		if s != "" {
 			v.Set(filterFields[i], s)
 		}

@@ -44,6 +44,8 @@ type attemptView struct {
 	Error    string `json:"error,omitempty"`
 	// Progress is the attempt's last report: "42% page 42 of 100".
 	Progress string `json:"progress,omitempty"`
+	// Code is the error code the attempt returned (runtime.Coded).
+	Code string `json:"code,omitempty"`
 }
 
 // actionSet are the actions that apply to a task in its state.
@@ -82,7 +84,7 @@ func (c *console) readTask(r *http.Request, id int64) (*taskView, error) {
 		return nil, err
 	}
 	for _, a := range atts {
-		av := attemptView{N: a.Attempt, Kind: a.Kind, Outcome: a.Outcome, Worker: a.Worker, Started: fmtMillis(a.StartedAt), Error: a.Error,
+		av := attemptView{N: a.Attempt, Kind: a.Kind, Outcome: a.Outcome, Worker: a.Worker, Started: fmtMillis(a.StartedAt), Error: a.Error, Code: a.ErrorCode,
 			Progress: progressText(a.Progress, a.ProgressNote, a.ProgressAt != 0)}
 		if a.FinishedAt >= a.StartedAt && a.StartedAt > 0 {
 			av.Duration = fmtDurationMs(int64(a.FinishedAt - a.StartedAt))
@@ -204,6 +206,7 @@ type taskJSON struct {
 	Modified string        `json:"modified"`
 	Lease    string        `json:"lease"`
 	Error    string        `json:"error"`
+	Code     string        `json:"error_code"`
 	Args     string        `json:"args"`
 	ArgsNote string        `json:"args_note,omitempty"` // e.g. "encrypted (key k2)…" (cipher.go)
 	Timeline []attemptView `json:"timeline"`
@@ -237,7 +240,7 @@ func (c *console) taskJSON(r *http.Request) (any, error) {
 	}
 	t := v.Task
 	j := taskJSON{ID: t.ID, Name: t.Name, State: t.State.String(), Due: fmtMillis(t.ExecuteTime), Modified: fmtMillis(t.GmtModified),
-		Lease: v.Lease, Error: t.ErrorMsg, Args: v.Args, ArgsNote: v.ArgsNote, Timeline: v.Attempts, Trail: []trailJSON{},
+		Lease: v.Lease, Error: t.ErrorMsg, Code: t.ErrorCode, Args: v.Args, ArgsNote: v.ArgsNote, Timeline: v.Attempts, Trail: []trailJSON{},
 		Progress: taskProgress(t), ProgressFraction: taskFraction(t)}
 	j.Attempts = strconv.Itoa(t.ExecuteTimes)
 	if t.MaxAttempts > 0 {

@@ -67,6 +67,11 @@ type Options struct {
 	// sooner than that after the last read gets its figures again (or, after
 	// a failed read, argo_backlog_up 0 again). Default 10s.
 	BacklogInterval time.Duration
+	// ErrorCodes is how many (task, code) series argo_attempt_errors_total
+	// has at most: a pair first seen after that many is counted with the
+	// code "(other)" (codes are at most 64 bytes: runtime.Coded). Default
+	// 200.
+	ErrorCodes int
 }
 
 // Collector holds argo's metrics. Create it with New.
@@ -82,6 +87,7 @@ type Collector struct {
 	inspectorErrs prometheus.Counter
 	refused       *prometheus.CounterVec
 	channels      *prometheus.CounterVec // alert_channel.go
+	codes         *errorCodes            // error_code.go
 
 	tasksDesc, deadDesc, upDesc *prometheus.Desc
 	// breakerDesc and openedDesc: each flow group's breaker, read at scrape time.
@@ -97,6 +103,7 @@ type Collector struct {
 var (
 	_ runtime.Observer                  = (*Collector)(nil)
 	_ runtime.TransitionRefusedObserver = (*Collector)(nil)
+	_ runtime.ErrorCodeObserver         = (*Collector)(nil)
 	_ prometheus.Collector              = (*Collector)(nil)
 )
 
@@ -143,6 +150,7 @@ func New(opts Options) *Collector {
 		openedDesc:  prometheus.NewDesc(prometheus.BuildFQName(ns, "", "flow_breaker_opened"), "Times a flow group's circuit breaker has opened, read at scrape time.", []string{"group"}, cl),
 		channels:    counter("alert_channel_messages_total", alertChannelHelp, "channel", "outcome"),
 		backlog:     newBacklogGauges(ns, cl, opts),
+		codes:       newErrorCodes(ns, cl, opts.ErrorCodes),
 		inspector:   opts.Inspector,
 		timeout:     opts.ScrapeTimeout,
 	}
@@ -191,7 +199,7 @@ func (c *Collector) TransitionRefused(from, to runtime.State) {
 func (c *Collector) ClaimError(error) { c.claimErrors.Inc() }
 
 func (c *Collector) collectors() []prometheus.Collector {
-	return []prometheus.Collector{c.submitted, c.attempts, c.duration, c.lag, c.alerts, c.rescues, c.claimErrors, c.finished, c.inspectorErrs, c.refused, c.channels}
+	return []prometheus.Collector{c.submitted, c.attempts, c.duration, c.lag, c.alerts, c.rescues, c.claimErrors, c.finished, c.inspectorErrs, c.refused, c.channels, c.codes.vec}
 }
 
 // Describe implements prometheus.Collector.
@@ -204,6 +212,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.upDesc
 	ch <- c.breakerDesc
 	ch <- c.openedDesc
+	ch <- c.codes.operatorDesc
 	c.backlog.describe(ch)
 }
 
@@ -237,6 +246,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 		c.collectFlow(ch, in)
+		c.collectOperatorRefused(ch, in)
 	}
 	c.backlog.collect(ch, in, c.timeout)
 	for _, m := range c.collectors() {

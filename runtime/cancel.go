@@ -54,7 +54,7 @@ func (in *Inspector) Cancel(ctx context.Context, id int64, reason string) (Cance
 		return CancelResult{}, errors.New("argo: cancel needs a reason (it is recorded in the operator trail and discard_reason)")
 	}
 	c, err := in.store.Cancel(ctx, id, reason, in.operator(), toMillis(in.now()))
-	return CancelResult(c), err
+	return CancelResult(c), in.refused(ctx, err)
 }
 
 // Cancellable reports whether Cancel accepts a task in state s: pending,

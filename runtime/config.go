@@ -141,6 +141,12 @@ type Config struct {
 	// Permanent(err). Default: none. IsPermanentError is a ready one for
 	// common errors (HTTP 4xx except 408/429, TLS failures, sql.ErrNoRows).
 	IsPermanent func(error) bool
+	// ErrorCode classifies a failed attempt's error into a code (seed 001's
+	// error_code) when the error carries none of its own (Coded): called
+	// with the error the function returned; "" records no code. A code
+	// CheckErrorCode refuses is not recorded, and the attempt's stored error
+	// text says why (docs/errors.md). Default: none (only Coded codes).
+	ErrorCode func(error) string
 	// Observer receives events for metrics (see package metrics). Default none.
 	Observer Observer
 	// Logger receives structured logs. Default slog.Default().

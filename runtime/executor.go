@@ -192,8 +192,12 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 	default:
 		hist.Outcome = OutcomeFailed
 	}
+	code, codeErr := rt.attemptErrorCode(runErr)
 	msg := runErr.Error()
-	hist.Error = msg
+	if codeErr != nil {
+		msg += " [" + codeErr.Error() + " (Config.ErrorCode)]"
+	}
+	hist.Error, hist.ErrorCode = msg, code
 	spanOutcome = hist.Outcome
 	// A permanent error is the downstream's answer: not a failure to learn.
 	rt.learn(t.Name, !permanent) // adaptive_backoff.go
@@ -238,6 +242,9 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 	rt.observe(func(o Observer) {
 		o.AttemptDone(t.Name, "attempt", hist.Outcome, finished.Sub(started), lag)
 		o.Finished(t.Name, fin.To)
+		if eo, ok := o.(ErrorCodeObserver); ok && code != "" {
+			eo.AttemptErrorCode(t.Name, code)
+		}
 	})
 	t.ErrorMsg = msg
 	rt.checkAlert(h, t, pol, msg, permanent, willRetry)
@@ -339,7 +346,11 @@ func (rt *Runtime) runFallback(t *Task, h *TaskDef) {
 	hist.Outcome = OutcomeSucceeded
 	if err != nil {
 		to, fbErr = StateDead, err.Error()
-		hist.Outcome, hist.Error = OutcomeFailed, fbErr
+		code, codeErr := rt.attemptErrorCode(err)
+		if codeErr != nil {
+			fbErr += " [" + codeErr.Error() + " (Config.ErrorCode)]"
+		}
+		hist.Outcome, hist.Error, hist.ErrorCode = OutcomeFailed, fbErr, code
 		var pe *PanicError
 		if errors.As(err, &pe) {
 			hist.Outcome = OutcomePanicked

@@ -33,7 +33,7 @@ func (e *InjectedFailure) Error() string {
 // pending, blocked, running or retrying task takes it; others (nothing to
 // come) are refused.
 func (in *Inspector) TransientFail(ctx context.Context, id int64, reason string) error {
-	return in.store.RequestTransientFail(ctx, id, reason, in.operator(), toMillis(in.now()))
+	return in.refused(ctx, in.store.RequestTransientFail(ctx, id, reason, in.operator(), toMillis(in.now())))
 }
 
 // runOrInject calls h's function for attempt t, or, with

@@ -52,6 +52,11 @@ type Filter struct {
 	// UniqueKey selects the tasks of this unique key (argo_task.unique_key),
 	// exactly ("": any key).
 	UniqueKey string
+	// ErrorCode selects the tasks whose last failed attempt returned this
+	// code (runtime.Coded; argo_task.error_code), exactly, byte for byte
+	// ("": any code). A code Coded would refuse is refused here too, with
+	// the rule (CheckErrorCode). argoctl's -code is this.
+	ErrorCode string
 	// Limit and Offset page List, newest id first: at most Limit tasks
 	// (0: no limit) after skipping Offset of them (0: none). Count,
 	// CountUpTo, RequeueWhere and DiscardWhere ignore them.
@@ -82,6 +87,7 @@ func (f Filter) toStorage() storage.Filter {
 		BeforeID:      f.BeforeID,
 		NameContains:  f.NameContains,
 		UniqueKey:     f.UniqueKey,
+		ErrorCode:     f.ErrorCode,
 		Limit:         f.Limit,
 		Offset:        f.Offset,
 	}

@@ -40,6 +40,12 @@ type Inspector struct {
 	// it where operators share one account and are authenticated by the
 	// tool itself: the console does.
 	SameAccountApproval bool
+	// Source names where this Inspector's changes come from in the count
+	// of refused operator transitions (argo_refused_transition, metric
+	// argo_operator_transitions_refused_total): argoctl sets "argoctl", the
+	// console "console". 1 to 16 characters of A-Z a-z 0-9 _ . - : (any
+	// other is counted as "other"). Default "api".
+	Source string
 
 	// The runtime's Config.InstanceTimeout and Config.Shards (Overview);
 	// zero from NewInspector: Config's defaults.
@@ -92,7 +98,7 @@ func (in *Inspector) Discard(ctx context.Context, id int64, reason string) error
 	if strings.TrimSpace(reason) == "" {
 		return errors.New("argo: discard needs a reason (it is recorded in discard_reason)")
 	}
-	return in.store.DiscardRecorded(ctx, id, reason, in.operator(), toMillis(in.now()))
+	return in.refused(ctx, in.store.DiscardRecorded(ctx, id, reason, in.operator(), toMillis(in.now())))
 }
 
 // CountByState returns how many tasks are in each state.

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/argo-retry/argo/internal/storage"
@@ -43,6 +44,11 @@ func (in *Inspector) TaskNames(ctx context.Context) ([]string, error) {
 // selects no name matches no task.
 func (in *Inspector) resolveNames(ctx context.Context, f Filter) (storage.Filter, error) {
 	sf := f.toStorage()
+	if f.ErrorCode != "" {
+		if err := CheckErrorCode(f.ErrorCode); err != nil {
+			return sf, fmt.Errorf("filter by error code: %w", err)
+		}
+	}
 	if f.NameSuffix == "" {
 		return sf, nil
 	}

@@ -81,7 +81,8 @@ func (in *Inspector) Links(ctx context.Context, id int64) (RequeueLinks, error) 
 // touched until a different operator approves (ApproveDiscard). It returns
 // the request's id.
 func (in *Inspector) RequestDiscard(ctx context.Context, id int64, reason string) (int64, error) {
-	return in.store.RequestDiscard(ctx, id, reason, in.operator(), toMillis(in.now()))
+	reqID, err := in.store.RequestDiscard(ctx, id, reason, in.operator(), toMillis(in.now()))
+	return reqID, in.refused(ctx, err)
 }
 
 // ApproveDiscard approves the open discard request of task id, as
@@ -91,7 +92,7 @@ func (in *Inspector) RequestDiscard(ctx context.Context, id int64, reason string
 // from another database account than the request's (ErrSameAccount)
 // unless in.SameAccountApproval is set.
 func (in *Inspector) ApproveDiscard(ctx context.Context, id int64, reason string) error {
-	return in.store.DecideDiscard(ctx, id, true, reason, in.operator(), toMillis(in.now()), !in.SameAccountApproval)
+	return in.refused(ctx, in.store.DecideDiscard(ctx, id, true, reason, in.operator(), toMillis(in.now()), !in.SameAccountApproval))
 }
 
 // RejectDiscard rejects the open discard request of task id, as
@@ -107,7 +108,7 @@ func (in *Inspector) RejectDiscard(ctx context.Context, id int64, reason string)
 // will write the outcome: force-fail it once it waits again, or use
 // TransientFail), and a final one, are refused with a *TransitionError.
 func (in *Inspector) ForceFail(ctx context.Context, id int64, reason string) error {
-	return in.store.ForceFail(ctx, id, reason, in.operator(), toMillis(in.now()))
+	return in.refused(ctx, in.store.ForceFail(ctx, id, reason, in.operator(), toMillis(in.now())))
 }
 
 // ForceFailable reports whether ForceFail accepts a task in state s:
@@ -119,7 +120,7 @@ func ForceFailable(s State) bool { return slices.Contains(storage.ForceFailableS
 // of any instance takes it (a retry held by an instance is given back).
 // reason is optional. Any other state is refused with a *TransitionError.
 func (in *Inspector) RunNow(ctx context.Context, id int64, reason string) error {
-	return in.store.RunNow(ctx, id, reason, in.operator(), toMillis(in.now()))
+	return in.refused(ctx, in.store.RunNow(ctx, id, reason, in.operator(), toMillis(in.now())))
 }
 
 // CountDeadLetters returns how many dead tasks await an operator (dead and

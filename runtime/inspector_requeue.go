@@ -41,7 +41,7 @@ func (in *Inspector) RequeueAsNew(ctx context.Context, id int64, reason string) 
 	newID, err := in.store.RequeueAsNew(ctx, id, reason, in.operator(), toMillis(in.now()))
 	var te *TransitionError
 	if errors.As(err, &te) {
-		return 0, CheckRequeue(id, te.From)
+		return 0, in.refused(ctx, CheckRequeue(id, te.From))
 	}
 	if errors.Is(err, storage.ErrAlreadyRequeued) {
 		return 0, &alreadyRequeuedError{err}

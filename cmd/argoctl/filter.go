@@ -12,7 +12,7 @@ import (
 // filterFlags are the task filters list, requeue and discard share.
 type filterFlags struct {
 	states, name, since, until, errText string
-	tenant                              string
+	tenant, code                        string
 	shard                               int
 }
 
@@ -25,6 +25,7 @@ func (f *filterFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.since, "since", "", "last changed at or after: a duration ago (1h, 30m) or an RFC 3339 time")
 	fs.StringVar(&f.until, "until", "", "last changed before: a duration ago or an RFC 3339 time")
 	fs.StringVar(&f.errText, "error", "", "text in the last error (ignoring case in every script; % and _ are themselves)")
+	fs.StringVar(&f.code, "code", "", "error code of the last failed attempt, exactly (runtime.Coded: PAY_TIMEOUT)")
 	fs.StringVar(&f.tenant, "tenant", "", "tenant, exactly (tasks submitted with Call.Tenant, runtime.WithTenant or tenant-by)")
 }
 
@@ -68,6 +69,12 @@ func (f *filterFlags) filter() (runtime.Filter, error) {
 	}
 	out.ErrorContains = f.errText
 	out.Tenant = f.tenant
+	if f.code != "" {
+		if err := runtime.CheckErrorCode(f.code); err != nil {
+			return out, usagef("-code: %s", strings.TrimPrefix(err.Error(), "argo: "))
+		}
+		out.ErrorCode = f.code
+	}
 	return out, nil
 }
 

@@ -97,6 +97,7 @@ type taskJSON struct {
 	Due              *string         `json:"due"`
 	Shard            int             `json:"shard"`
 	Error            string          `json:"error"`
+	ErrorCode        string          `json:"error_code,omitempty"`
 	FallbackError    string          `json:"fallback_error,omitempty"`
 	DiscardReason    string          `json:"discard_reason,omitempty"`
 	Created          *string         `json:"created"`
@@ -124,7 +125,7 @@ func toTaskJSON(t *runtime.Task, full bool) taskJSON {
 	j := taskJSON{
 		ID: t.ID, Task: t.Name, State: t.State.String(), StateCode: int(t.State),
 		ExecuteTimes: t.ExecuteTimes, MaxAttempts: t.MaxAttempts, Due: jsonTime(t.ExecuteTime),
-		Shard: t.ShardKey, Error: t.ErrorMsg, FallbackError: t.FallbackErrorMsg, DiscardReason: t.DiscardReason,
+		Shard: t.ShardKey, Error: t.ErrorMsg, ErrorCode: t.ErrorCode, FallbackError: t.FallbackErrorMsg, DiscardReason: t.DiscardReason,
 		Created: jsonTime(t.GmtCreate), Modified: jsonTime(t.GmtModified),
 		Progress: taskProgressJSON(t),
 	}
@@ -157,6 +158,8 @@ type attemptJSON struct {
 	BackoffM int64   `json:"backoff_ms"`
 	Worker   string  `json:"worker"`
 	Error    string  `json:"error"`
+	// ErrorCode is the code the attempt returned (runtime.Coded).
+	ErrorCode string `json:"error_code,omitempty"`
 	// Progress is the attempt's last report (runtime.ReportProgress).
 	Progress *progressJSON `json:"progress,omitempty"`
 }
@@ -164,7 +167,7 @@ type attemptJSON struct {
 func toAttemptJSON(a runtime.Attempt) attemptJSON {
 	return attemptJSON{
 		Attempt: a.Attempt, Kind: a.Kind, Outcome: a.Outcome, Started: jsonTime(a.StartedAt), Finished: jsonTime(a.FinishedAt),
-		Duration: fmtDuration(a.FinishedAt.Time().Sub(a.StartedAt.Time())), BackoffM: a.BackoffMs, Worker: a.Worker, Error: a.Error,
+		Duration: fmtDuration(a.FinishedAt.Time().Sub(a.StartedAt.Time())), BackoffM: a.BackoffMs, Worker: a.Worker, Error: a.Error, ErrorCode: a.ErrorCode,
 		Progress: attemptProgressJSON(a),
 	}
 }

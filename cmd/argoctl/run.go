@@ -270,6 +270,7 @@ func open(e *env, wantSchema bool) (*conn, error) {
 	in := runtime.NewInspector(db, dialect)
 	in.Now = now
 	in.Operator = e.g.operator
+	in.Source = "argoctl" // refused changes are counted as argoctl's (docs/errors.md)
 	if in.Operator == "" {
 		in.Operator = anonymousOperator
 	}

@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/argo-retry/argo/runtime"
@@ -104,6 +106,7 @@ func writeShow(e *env, t *runtime.Task, atts []runtime.Attempt, ops operatorView
 		field("lease", t.LeaseOwner+" until "+fmtMillis(t.LeaseUntil))
 	}
 	field("error", cell(t.ErrorMsg, 200))
+	field("error code", t.ErrorCode)
 	field("fallback error", strings.TrimSpace(t.FallbackErrorMsg))
 	field("discard reason", t.DiscardReason)
 	field("last requeue", lastRequeue(atts))
@@ -133,6 +136,11 @@ func writeShow(e *env, t *runtime.Task, atts []runtime.Attempt, ops operatorView
 	if withProgress {
 		head = append(head, "PROGRESS")
 	}
+	// A CODE column when some attempt returned an error code (runtime.Coded).
+	withCode := slices.ContainsFunc(atts, func(a runtime.Attempt) bool { return a.ErrorCode != "" })
+	if withCode {
+		head = append(head, "CODE")
+	}
 	row(w, append(head, "ERROR")...)
 	for _, a := range atts {
 		backoff := "-"
@@ -143,6 +151,9 @@ func writeShow(e *env, t *runtime.Task, atts []runtime.Attempt, ops operatorView
 			fmtDuration(a.FinishedAt.Time().Sub(a.StartedAt.Time())), backoff, cell(a.Worker, 30)}
 		if withProgress {
 			cells = append(cells, attemptProgress(a))
+		}
+		if withCode {
+			cells = append(cells, cmp.Or(a.ErrorCode, "-"))
 		}
 		row(w, append(cells, cell(a.Error, 80))...)
 	}

@@ -45,6 +45,9 @@ func showAttempt(e *env, id int64, n int) error {
 			row(w, "backoff:", fmtDuration(msDuration(a.BackoffMs)))
 		}
 		row(w, "worker:", a.Worker)
+		if a.ErrorCode != "" {
+			row(w, "error code:", a.ErrorCode)
+		}
 		if a.ProgressAt != 0 {
 			row(w, "progress:", progressCell(a.Progress, a.ProgressNote, 200)+" (reported "+fmtMillis(a.ProgressAt)+")")
 		}

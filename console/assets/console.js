@@ -236,6 +236,7 @@
       }
     }
     setText("task-error", t.error);
+    setText("task-error-code", t.error_code || "-");
 
     var ol = byId("attempts");
     if (ol) {
@@ -253,6 +254,10 @@
         if (a.backoff) {
           li.appendChild(document.createTextNode("; next after a backoff of "));
           li.appendChild(el("span", a.backoff, "backoff"));
+        }
+        if (a.code) {
+          li.appendChild(document.createTextNode("; code "));
+          li.appendChild(el("code", a.code, "error-code"));
         }
         if (a.error) { li.appendChild(el("pre", a.error, "error")); }
         ol.appendChild(li);

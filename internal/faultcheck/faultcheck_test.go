@@ -388,6 +388,7 @@ func runTarget(t *testing.T, tg target) {
 	var cancelEnds []time.Duration
 	in.CancelEnded = func(_ string, after time.Duration) { cancelEnds = append(cancelEnds, after) }
 	logProgress(t, in)
+	logErrorCodes(t, in)
 	var vs, known []Violation
 	for _, v := range Check(in) {
 		if s.expect[v.Inv] {
@@ -675,14 +676,14 @@ func (d *driver) killAll() {
 func readTables(t *testing.T, ctx context.Context, db *sql.DB) ([]Row, []AttemptRow) {
 	t.Helper()
 	var rows []Row
-	rs, err := db.QueryContext(ctx, "SELECT id, task_id, task_status, execute_times, task_parameter, COALESCE(order_key, ''), shard_key, COALESCE(lease_owner, ''), lease_until, execute_time, COALESCE(requeued_from, 0), progress_note, progress_attempt, tenant FROM argo_task")
+	rs, err := db.QueryContext(ctx, "SELECT id, task_id, task_status, execute_times, task_parameter, COALESCE(order_key, ''), shard_key, COALESCE(lease_owner, ''), lease_until, execute_time, COALESCE(requeued_from, 0), progress_note, progress_attempt, tenant, error_code FROM argo_task")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for rs.Next() {
 		var r Row
 		var tenant string
-		if err := rs.Scan(&r.ID, &r.Name, &r.State, &r.ExecuteTimes, &r.Param, &r.OrderKey, &r.Shard, &r.LeaseOwner, &r.LeaseUntil, &r.Due, &r.RequeuedFrom, &r.ProgressNote, &r.ProgressAttempt, &tenant); err != nil {
+		if err := rs.Scan(&r.ID, &r.Name, &r.State, &r.ExecuteTimes, &r.Param, &r.OrderKey, &r.Shard, &r.LeaseOwner, &r.LeaseUntil, &r.Due, &r.RequeuedFrom, &r.ProgressNote, &r.ProgressAttempt, &tenant, &r.ErrorCode); err != nil {
 			t.Fatal(err)
 		}
 		OpenRow(&r, tenant) // crypt.go
@@ -693,13 +694,13 @@ func readTables(t *testing.T, ctx context.Context, db *sql.DB) ([]Row, []Attempt
 	}
 	rs.Close()
 	var atts []AttemptRow
-	rs, err = db.QueryContext(ctx, "SELECT task_pk, attempt, outcome, worker, SUBSTR(COALESCE(error_msg, ''), 1, 80), progress_note FROM argo_task_attempt WHERE kind = 'attempt'")
+	rs, err = db.QueryContext(ctx, "SELECT task_pk, attempt, outcome, worker, SUBSTR(COALESCE(error_msg, ''), 1, 80), progress_note, error_code FROM argo_task_attempt WHERE kind = 'attempt'")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for rs.Next() {
 		var a AttemptRow
-		if err := rs.Scan(&a.Task, &a.Attempt, &a.Outcome, &a.Worker, &a.Error, &a.ProgressNote); err != nil {
+		if err := rs.Scan(&a.Task, &a.Attempt, &a.Outcome, &a.Worker, &a.Error, &a.ProgressNote, &a.ErrorCode); err != nil {
 			t.Fatal(err)
 		}
 		atts = append(atts, a)

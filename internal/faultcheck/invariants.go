@@ -102,6 +102,8 @@ type Row struct {
 	// The latest progress written (progress.go): its note and attempt (0: none).
 	ProgressNote    string
 	ProgressAttempt int
+	// ErrorCode is the code of its last failed attempt (error_code.go).
+	ErrorCode string
 	// KeyID is the key its arguments were stored encrypted under ("": in
 	// clear); Param holds them decrypted, unless CryptErr says why not (crypt.go).
 	KeyID, CryptErr string
@@ -116,6 +118,8 @@ type AttemptRow struct {
 	Error   string // the start of its error_msg (enough for InjectedFailurePrefix)
 	// ProgressNote is the note of the last progress it kept ("": none).
 	ProgressNote string
+	// ErrorCode is the code the attempt returned ("": none; error_code.go).
+	ErrorCode string
 }
 
 // injectReadFailed starts the error of an attempt that argo failed
@@ -981,6 +985,7 @@ func Check(in Input) []Violation {
 	checkProgress(in, bad)    // progress.go
 	checkReleaseLost(in, bad) // release.go
 	checkCrypt(in, bad)       // crypt.go
+	checkErrorCode(in, bad)   // error_code.go
 
 	slices.SortStableFunc(out, func(a, b Violation) int {
 		if c := strings.Compare(a.Inv, b.Inv); c != 0 {

@@ -80,13 +80,14 @@ func TestCheckCleanHistory(t *testing.T) {
 	// an earlier one), attempt 2's report is on the row.
 	h.call("0-2-0", 3, TaskPlain, runtime.StateSucceeded, 2, 0, func(_ *Record, r *Row) {
 		r.ProgressNote, r.ProgressAttempt = ProgressNote(2, 5, 5), 2
+		r.ErrorCode = FailCode(OutFail, 1) // its last failed attempt's, kept by the success
 	})
 	h.exec(3, 1, "w0.0", 10, 100, OutFail)
 	h.progress(3, 1, "w0.0", 30, 1, 5)
 	h.progress(3, 1, "w0.0", 60, 2, 5)
 	h.exec(3, 2, "w0.0", 200, 300, OutOK)
 	h.progress(3, 2, "w0.0", 290, 5, 5)
-	h.in.Attempts = append(h.in.Attempts, AttemptRow{Task: 3, Attempt: 1, Outcome: runtime.OutcomeFailed, Worker: "w0.0", ProgressNote: ProgressNote(1, 1, 5)})
+	h.in.Attempts = append(h.in.Attempts, AttemptRow{Task: 3, Attempt: 1, Outcome: runtime.OutcomeFailed, Worker: "w0.0", ProgressNote: ProgressNote(1, 1, 5), ErrorCode: FailCode(OutFail, 1)})
 	if vs := Check(h.in); len(vs) > 0 {
 		t.Fatalf("a clean history has violations: %+v", vs)
 	}
@@ -214,6 +215,31 @@ func TestCheckFindsEachBreak(t *testing.T) {
 			h.exec(1, 2, "w0.0", 200, 300, OutOK)
 			h.progress(1, 1, "w0.0", 50, 1, 5)
 			h.in.Attempts = []AttemptRow{{Task: 1, Attempt: 1, Outcome: runtime.OutcomeFailed, Worker: "w0.0"}}
+		}},
+		{InvErrorCode, func(h *history) { // a history row keeps another attempt's code
+			h.call("0-0-0", 1, TaskPlain, runtime.StateSucceeded, 3, 0, func(_ *Record, r *Row) { r.ErrorCode = FailCode(OutFail, 2) })
+			h.exec(1, 1, "w0.0", 10, 100, OutFail)
+			h.exec(1, 2, "w0.0", 200, 300, OutFail)
+			h.exec(1, 3, "w0.0", 400, 500, OutOK)
+			h.in.Attempts = []AttemptRow{
+				{Task: 1, Attempt: 1, Outcome: runtime.OutcomeFailed, Worker: "w0.0", ErrorCode: FailCode(OutFail, 2)},
+				{Task: 1, Attempt: 2, Outcome: runtime.OutcomeFailed, Worker: "w0.0", ErrorCode: FailCode(OutFail, 2)},
+			}
+		}},
+		{InvErrorCode, func(h *history) { // the code of a failed attempt lost by its finish
+			h.call("0-0-0", 1, TaskPlain, runtime.StateSucceeded, 2, 0, nil)
+			h.exec(1, 1, "w0.0", 10, 100, OutPermanent)
+			h.exec(1, 2, "w0.0", 200, 300, OutOK)
+			h.in.Attempts = []AttemptRow{{Task: 1, Attempt: 1, Outcome: runtime.OutcomePermanent, Worker: "w0.0"}}
+		}},
+		{InvErrorCode, func(h *history) { // the task row keeps an earlier attempt's code, not its last failed one's
+			h.call("0-0-0", 1, TaskPlain, runtime.StateRetrying, 2, 0, func(_ *Record, r *Row) { r.ErrorCode = FailCode(OutFail, 1) })
+			h.exec(1, 1, "w0.0", 10, 100, OutFail)
+			h.exec(1, 2, "w0.0", 200, 300, OutFail)
+			h.in.Attempts = []AttemptRow{
+				{Task: 1, Attempt: 1, Outcome: runtime.OutcomeFailed, Worker: "w0.0", ErrorCode: FailCode(OutFail, 1)},
+				{Task: 1, Attempt: 2, Outcome: runtime.OutcomeFailed, Worker: "w0.0", ErrorCode: FailCode(OutFail, 2)},
+			}
 		}},
 		{InvReleaseLost, func(h *history) { // a dependent left blocked by its submit, released by the sweeper
 			h.call("0-0-0", 1, TaskPlain, runtime.StateSucceeded, 1, 0, nil)

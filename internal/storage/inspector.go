@@ -34,7 +34,10 @@ type Filter struct {
 	// %, _ and \ in it are literal characters, not wildcards.
 	NameContains string
 	// UniqueKey is the task's unique key (argo_task.unique_key), exactly.
-	UniqueKey     string
+	UniqueKey string
+	// ErrorCode is the code of the task's last failed attempt
+	// (argo_task.error_code, migration 000021), exactly, byte for byte.
+	ErrorCode     string
 	Limit, Offset int // paging, newest id first; Limit 0 is no limit
 
 	// matchNone: narrow found no task name the criteria can select.
@@ -45,7 +48,7 @@ type Filter struct {
 // task. argoctl refuses to change rows by an empty filter without --all.
 func (f Filter) Empty() bool {
 	return len(f.States) == 0 && f.Name == "" && len(f.Names) == 0 && f.Shard == nil && f.Since.IsZero() && f.Until.IsZero() && f.ErrorContains == "" && len(f.IDs) == 0 && !f.NotRequeued && f.Tenant == "" &&
-		f.BeforeID == 0 && f.NameContains == "" && f.UniqueKey == ""
+		f.BeforeID == 0 && f.NameContains == "" && f.UniqueKey == "" && f.ErrorCode == ""
 }
 
 // where renders f's criteria as a WHERE clause ("1=1" when empty) and its
@@ -98,6 +101,10 @@ func (f Filter) where() (string, []any) {
 	if f.Tenant != "" {
 		conds = append(conds, "tenant = ?")
 		args = append(args, f.Tenant)
+	}
+	if f.ErrorCode != "" {
+		conds = append(conds, "error_code = ?")
+		args = append(args, f.ErrorCode)
 	}
 	conds, args = f.consoleWhere(conds, args)
 	return strings.Join(conds, " AND "), args

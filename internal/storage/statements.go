@@ -25,7 +25,7 @@ type Statements struct {
 	// TaskAttempts reads the argo_task_attempt rows of a task, oldest
 	// first (id, task_pk, attempt, kind, worker, started_at, finished_at,
 	// outcome, error_msg, backoff_ms, progress, progress_note,
-	// progress_at): argument id.
+	// progress_at, error_code): argument id.
 	TaskAttempts string
 	// AttemptOnTaskRow reads the attempt a task row records (task_status,
 	// execute_times, attempt_started_at, attempt_worker, gmt_modified,
@@ -33,8 +33,16 @@ type Statements struct {
 	AttemptOnTaskRow string
 	// InsertAttempts writes n attempt rows in one statement: per row
 	// task_pk, attempt, kind, worker, started_at, finished_at, outcome,
-	// error_msg, backoff_ms, progress, progress_note, progress_at.
+	// error_msg, backoff_ms, progress, progress_note, progress_at,
+	// error_code.
 	InsertAttempts func(n int) string
+	// CountRefusedTransition adds one to a count of refused operator
+	// changes, creating its row (argo_refused_transition, migration
+	// 000021): arguments source, from_state, to_state.
+	CountRefusedTransition string
+	// RefusedTransitions reads source, from_state, to_state, refused of
+	// every count, ordered by them.
+	RefusedTransitions string
 
 	// ClaimByID leases one claimable row still in a given state, due and
 	// neither leased nor held: arguments owner, lease_until, now (the

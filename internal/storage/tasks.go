@@ -279,6 +279,10 @@ func FinishStatement(st *Statements, f Finishing, now Millis) (string, []any) {
 		set += ps
 		args = append(args, pa...)
 	}
+	if cs, ca := finishErrorCode(f); cs != "" {
+		set += cs
+		args = append(args, ca)
+	}
 	args = append(args, f.ID, f.Shard, f.From, f.Owner, f.Attempt)
 	if f.SkipsDependencies() {
 		return st.FinishUpdate(set) + NoDownstreamGuard, args
@@ -289,7 +293,7 @@ func FinishStatement(st *Statements, f Finishing, now Millis) (string, []any) {
 // AttemptArgs are the arguments of one row of Statements.InsertAttempts,
 // its error text sanitised.
 func AttemptArgs(a *Attempt) []any {
-	return []any{a.TaskPK, a.Attempt, a.Kind, a.Worker, a.StartedAt, a.FinishedAt, a.Outcome, SanitizeErrorText(a.Error), a.BackoffMs, a.Progress, SanitizeProgressNote(a.ProgressNote), a.ProgressAt}
+	return []any{a.TaskPK, a.Attempt, a.Kind, a.Worker, a.StartedAt, a.FinishedAt, a.Outcome, SanitizeErrorText(a.Error), a.BackoffMs, a.Progress, SanitizeProgressNote(a.ProgressNote), a.ProgressAt, StorableErrorCode(a.ErrorCode)}
 }
 
 // insertAttempts writes attempt rows with one multi-row INSERT.
@@ -297,7 +301,7 @@ func (s *Store) insertAttempts(ctx context.Context, ex Execer, as []*Attempt) er
 	if len(as) == 0 {
 		return nil
 	}
-	args := make([]any, 0, 12*len(as))
+	args := make([]any, 0, 13*len(as))
 	for _, a := range as {
 		args = append(args, AttemptArgs(a)...)
 	}

@@ -59,7 +59,7 @@ type Execer interface {
 }
 
 // TaskColumns is the column list of argo_task in Task's field order.
-const TaskColumns = `id, task_id, task_status, execute_times, max_attempts, execute_time, parameter_types, method_name, method_sign_name, execute_interval_sec, delay_time, task_parameter, performance_way, thread_way, error_msg, alert_expression, alert_action_bean_name, fallback_class_name, fallback_error_msg, shard_key, retry_policy, lease_owner, lease_until, unique_key, discard_reason, gmt_create, gmt_modified, attempt_started_at, attempt_worker, tenant, trace_parent, order_key, deferred_times, has_downstream, progress, progress_note, progress_attempt, progress_at`
+const TaskColumns = `id, task_id, task_status, execute_times, max_attempts, execute_time, parameter_types, method_name, method_sign_name, execute_interval_sec, delay_time, task_parameter, performance_way, thread_way, error_msg, alert_expression, alert_action_bean_name, fallback_class_name, fallback_error_msg, shard_key, retry_policy, lease_owner, lease_until, unique_key, discard_reason, gmt_create, gmt_modified, attempt_started_at, attempt_worker, tenant, trace_parent, order_key, deferred_times, has_downstream, progress, progress_note, progress_attempt, progress_at, error_code`
 
 // ToMillis converts t to Unix milliseconds.
 func ToMillis(t time.Time) Millis { return Millis(t.UnixMilli()) }

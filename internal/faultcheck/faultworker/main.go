@@ -253,15 +253,15 @@ func (w *worker) runner(name string) func(ctx context.Context, raw []byte) error
 			w.mu.Unlock()
 			if n < a.Fail {
 				end(faultcheck.OutRetryAfter)
-				return runtime.RetryAfter(errors.New("faultcheck: busy"), time.Duration(a.RetryAfter)*time.Millisecond)
+				return runtime.Coded(runtime.RetryAfter(errors.New("faultcheck: busy"), time.Duration(a.RetryAfter)*time.Millisecond), faultcheck.FailCode(faultcheck.OutRetryAfter, attempt))
 			}
 		} else if attempt <= a.Fail {
 			if a.Perm {
 				end(faultcheck.OutPermanent)
-				return runtime.Permanent(errors.New("faultcheck: permanent failure"))
+				return runtime.Coded(runtime.Permanent(errors.New("faultcheck: permanent failure")), faultcheck.FailCode(faultcheck.OutPermanent, attempt))
 			}
 			end(faultcheck.OutFail)
-			return errors.New("faultcheck: transient failure")
+			return runtime.Coded(errors.New("faultcheck: transient failure"), faultcheck.FailCode(faultcheck.OutFail, attempt)) // faultcheck.InvErrorCode
 		}
 		end(faultcheck.OutOK)
 		return nil

@@ -16,9 +16,10 @@ const taskColumns = storage.TaskColumns
 // attemptColumns are the columns of an argo_task_attempt row argo writes.
 const attemptColumns = "task_pk, attempt, kind, worker, started_at, finished_at, outcome, error_msg, backoff_ms"
 
-// attemptRowColumns are attemptColumns and the attempt's last progress
-// (migration 000019): the columns argo writes and reads.
-const attemptRowColumns = attemptColumns + ", progress, progress_note, progress_at"
+// attemptRowColumns are attemptColumns, the attempt's last progress
+// (migration 000019) and its error code (000021): the columns argo writes
+// and reads.
+const attemptRowColumns = attemptColumns + ", progress, progress_note, progress_at, error_code"
 
 // The state sets the statements name (storage's sets, rendered).
 var (
@@ -111,12 +112,14 @@ var statements = &storage.Statements{
 	TaskAttempts:        "SELECT id, " + attemptRowColumns + " FROM argo_task_attempt WHERE task_pk = ? ORDER BY id",
 	AttemptOnTaskRow:    "SELECT task_status, execute_times, attempt_started_at, attempt_worker, gmt_modified, progress, progress_note, progress_at, progress_attempt FROM argo_task WHERE id = ?",
 	InsertAttempts: func(n int) string {
-		return "INSERT INTO argo_task_attempt (" + attemptRowColumns + ") VALUES " + strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", n), ", ")
+		return "INSERT INTO argo_task_attempt (" + attemptRowColumns + ") VALUES " + strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", n), ", ")
 	},
 
-	ClaimByID:      "UPDATE " + byID + " SET " + claimSet + " WHERE id = ? AND task_status = ? AND execute_time <= ? AND lease_until <= ?",
-	ClaimSubmitted: "UPDATE " + byID + " SET " + claimSet + " WHERE id = ? AND submit_token = ? AND task_status = " + pending + " AND order_key IS NULL AND execute_time <= ? AND lease_until <= ?",
-	ClaimTake:      ClaimTake,
+	CountRefusedTransition: "INSERT INTO argo_refused_transition (source, from_state, to_state, refused) VALUES (?, ?, ?, 1) ON CONFLICT (source, from_state, to_state) DO UPDATE SET refused = refused + 1",
+	RefusedTransitions:     "SELECT source, from_state, to_state, refused FROM argo_refused_transition ORDER BY source, from_state, to_state",
+	ClaimByID:              "UPDATE " + byID + " SET " + claimSet + " WHERE id = ? AND task_status = ? AND execute_time <= ? AND lease_until <= ?",
+	ClaimSubmitted:         "UPDATE " + byID + " SET " + claimSet + " WHERE id = ? AND submit_token = ? AND task_status = " + pending + " AND order_key IS NULL AND execute_time <= ? AND lease_until <= ?",
+	ClaimTake:              ClaimTake,
 
 	FinishUpdate: FinishUpdate,
 	Rescue:       "UPDATE " + byID + " SET task_status = ?, execute_time = ?, error_msg = ?, lease_owner = '', lease_until = 0, gmt_modified = ?" + fence + " AND lease_until = ?",
@@ -207,6 +210,9 @@ var statements = &storage.Statements{
 		{Migration: "000018_instance_cancel_seq.up.sql", Query: "SELECT cancel_seq FROM argo_instance WHERE 1=0"},
 		{Migration: "000019_progress.up.sql", Query: "SELECT progress, progress_note, progress_attempt, progress_at FROM argo_task WHERE 1=0"},
 		{Migration: "000019_progress.up.sql", Query: "SELECT progress, progress_note, progress_at FROM argo_task_attempt WHERE 1=0"},
+		{Migration: "000021_error_code.up.sql", Query: "SELECT error_code FROM argo_task WHERE 1=0"},
+		{Migration: "000021_error_code.up.sql", Query: "SELECT error_code FROM argo_task_attempt WHERE 1=0"},
+		{Migration: "000021_error_code.up.sql", Query: "SELECT source, from_state, to_state, refused FROM argo_refused_transition WHERE 1=0"},
 		{Migration: "000022_operator_accounts.up.sql", Query: "SELECT db_account FROM argo_operator_action WHERE 1=0"},
 		{Migration: "000022_operator_accounts.up.sql", Query: "SELECT requested_account FROM argo_discard_request WHERE 1=0"},
 		{Migration: "000005_operator_trail.up.sql", Query: "SELECT " + operatorActionColumns + " FROM argo_operator_action WHERE 1=0"},

@@ -115,6 +115,7 @@ func areas() []struct {
 		{"ConsoleReads", consoleReadCases()},
 		{"Backlog", backlogCases()},
 		{"Progress", progressCases()},
+		{"ErrorCode", errorCodeCases()},
 		{"Rekey", rekeyCases()}, // rekey.go
 		{"FairShare", fairShareCases()},
 	}
