@@ -69,13 +69,8 @@ func (s *Store) ClaimTenant(ctx context.Context, owner string, now, dueBy, lease
 	}
 	scope, args := scopeCondition(one)
 	if scope != "" && dueFrom > 0 {
-		// The claim's due column: MySQL's generated due_at (idx_claim_due),
-		// SQLite's execute_time (its partial idx_claim_due).
-		col := "execute_time"
-		if s.Dialect() == "mysql" {
-			col = "due_at"
-		}
-		scope = "(" + col + " >= ? AND " + scope + ")"
+		// The claim's due column (the driver's: idx_claim_due's).
+		scope = "(" + s.sql.ClaimDueColumn + " >= ? AND " + scope + ")"
 		args = append([]any{dueFrom}, args...)
 	}
 	return s.claimIn(ctx, owner, now, dueBy, leaseUntil, limit, scope, args)

@@ -44,6 +44,11 @@ type Statements struct {
 	// every count, ordered by them.
 	RefusedTransitions string
 
+	// ClaimDueColumn names the column the claim's due index
+	// (idx_claim_due) orders by, for a lower bound on it
+	// (Store.ClaimTenant): MySQL's generated due_at, SQLite's execute_time
+	// (its partial index); no arguments.
+	ClaimDueColumn string
 	// ClaimByID leases one claimable row still in a given state, due and
 	// neither leased nor held: arguments owner, lease_until, now (the
 	// claim's SET), then id, state, now (due by), now (lease ended by).

@@ -133,6 +133,7 @@ var statements = &storage.Statements{
 
 	CountRefusedTransition: "INSERT INTO argo_refused_transition (source, from_state, to_state, refused) VALUES (?, ?, ?, 1) ON DUPLICATE KEY UPDATE refused = refused + 1",
 	RefusedTransitions:     "SELECT source, from_state, to_state, refused FROM argo_refused_transition ORDER BY source, from_state, to_state",
+	ClaimDueColumn:         "due_at",
 	ClaimByID:              "UPDATE " + byID + " SET " + claimSet + " WHERE id = ? AND task_status = ? AND execute_time <= ? AND lease_until <= ?",
 	ClaimSubmitted:         "UPDATE " + byID + " SET " + claimSet + " WHERE id = ? AND submit_token = ? AND task_status = " + pending + " AND order_key IS NULL AND execute_time <= ? AND lease_until <= ?",
 	ClaimTake:              ClaimTake,
