@@ -61,24 +61,7 @@ func TestEncryptionCostsNoStatement(t *testing.T) {
 			e := &env{rt: rt, userDB: userDB, c: c, done: done}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			measure := func(def *runtime.TaskDef) (Counts, int64) {
-				if err := e.quiet(ctx, 50*time.Millisecond); err != nil {
-					t.Fatal(err)
-				}
-				before := e.c.Snapshot()
-				base := e.done.total()
-				id, err := e.rt.Submit(ctx, runtime.Call{Task: def, Args: args})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := e.done.wait(ctx, base+1); err != nil {
-					t.Fatal(err)
-				}
-				if err := e.quiet(ctx, 50*time.Millisecond); err != nil {
-					t.Fatal(err)
-				}
-				return e.c.Snapshot().Sub(before), id
-			}
+			measure := func(def *runtime.TaskDef) (Counts, int64) { return e.measureOne(t, ctx, def, args) }
 			measure(plain) // warm-up: connections, caches
 			measure(sealed)
 			p, _ := measure(plain)

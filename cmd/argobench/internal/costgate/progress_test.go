@@ -172,24 +172,7 @@ func TestProgressCostsNoStatement(t *testing.T) {
 			e, _ := startCounted(t, eng, 30*time.Second, plain, reporting)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			measure := func(def *runtime.TaskDef) (Counts, int64) {
-				if err := e.quiet(ctx, 50*time.Millisecond); err != nil {
-					t.Fatal(err)
-				}
-				before := e.c.Snapshot()
-				base := e.done.total()
-				id, err := e.rt.Submit(ctx, runtime.Call{Task: def, Args: []byte(`{}`)})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := e.done.wait(ctx, base+1); err != nil {
-					t.Fatal(err)
-				}
-				if err := e.quiet(ctx, 50*time.Millisecond); err != nil {
-					t.Fatal(err)
-				}
-				return e.c.Snapshot().Sub(before), id
-			}
+			measure := func(def *runtime.TaskDef) (Counts, int64) { return e.measureOne(t, ctx, def, []byte(`{}`)) }
 			measure(plain) // warm-up: connections, caches
 			measure(reporting)
 			p, _ := measure(plain)
@@ -207,4 +190,26 @@ func TestProgressCostsNoStatement(t *testing.T) {
 			t.Logf("%d statements, %d trips, %d commits per task, reporting or not", r.Statements, r.Trips, r.Commits)
 		})
 	}
+}
+
+// measureOne counts what one call of def with args costs, from a quiet
+// runtime to a quiet runtime after its task ended, and returns its id.
+func (e *env) measureOne(t *testing.T, ctx context.Context, def *runtime.TaskDef, args []byte) (Counts, int64) {
+	t.Helper()
+	if err := e.quiet(ctx, 50*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	before := e.c.Snapshot()
+	base := e.done.total()
+	id, err := e.rt.Submit(ctx, runtime.Call{Task: def, Args: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.done.wait(ctx, base+1); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.quiet(ctx, 50*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	return e.c.Snapshot().Sub(before), id
 }
