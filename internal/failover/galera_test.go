@@ -351,15 +351,15 @@ func TestGaleraCausalReadsAfterWriterChange(t *testing.T) {
 	dsn, _ := galeraList(t, nodes)
 	opts := testOptions(t)
 	opts.CheckTimeout = 500 * time.Millisecond
+	// The writer is chosen at the latest when the first query connects:
+	// its window begins after this instant (taken after that query, the
+	// window had begun a round trip earlier: seen 1.1996 s against 1.2 s).
+	chosen := time.Now()
 	db, fc := openList(t, dsn, opts)
 	db.SetMaxIdleConns(1)
 	db.SetMaxOpenConns(1)
 	ctx := ctxT(t, time.Minute)
 	var global, session int
-	// The writer is chosen when this first query connects: its window
-	// begins after this instant (taken after the query, it began a round
-	// trip earlier: seen 1.1996 s against a window of 1.2 s).
-	chosen := time.Now()
 	if err := db.QueryRowContext(ctx, "SELECT @@GLOBAL.wsrep_sync_wait, @@SESSION.wsrep_sync_wait").Scan(&global, &session); err != nil {
 		t.Fatal(err)
 	}
