@@ -103,6 +103,8 @@ type worker struct {
 	defs   map[string]*runtime.TaskDef
 	offset atomic.Int64 // the clock step, ns
 
+	bigs sync.WaitGroup // big submits still waiting for their answer (submit.go)
+
 	mu         sync.Mutex
 	retryAfter map[int64]int  // deferrals this process answered, per task
 	gaveBack   map[int64]bool // tasks whose first attempt this process gave back (Args.GiveBack)
@@ -171,6 +173,10 @@ func run(c config) error {
 		select {
 		case <-ctx.Done():
 			<-subDone
+			// A big submit answers (or is recorded still waiting, after
+			// faultcheck.BigAnswerWithin) before a graceful exit: a
+			// process that stopped is not a submit that hung.
+			w.waitBigs(faultcheck.BigAnswerWithin + time.Second)
 			sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			if err := rt.Stop(sctx); err != nil {

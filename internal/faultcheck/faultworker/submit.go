@@ -196,7 +196,9 @@ func (w *worker) big(cs faultcheck.CallSpec) {
 			w.h.Write(faultcheck.Record{Kind: faultcheck.KindSubmit, Ev: "waiting", Op: cs.Op, Name: cs.Task, Via: "big"})
 		}
 	}()
+	w.bigs.Add(1)
 	go func() {
+		defer w.bigs.Done()
 		defer close(answered)
 		var db runtime.Execer = w.db
 		if w.c.directDSN != "" {
@@ -216,4 +218,14 @@ func (w *worker) big(cs faultcheck.CallSpec) {
 		}
 		w.h.Write(r)
 	}()
+}
+
+// waitBigs waits, at most d, for the big submits still in flight.
+func (w *worker) waitBigs(d time.Duration) {
+	done := make(chan struct{})
+	go func() { w.bigs.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+	}
 }
