@@ -57,6 +57,17 @@ func (rt *Runtime) attemptErrorCode(err error) (string, error) {
 	return code, nil
 }
 
+// codedError is the error text msg of an attempt (or fallback) that
+// returned err, and its code (attemptErrorCode): a code refused is left
+// out and said at the end of the text.
+func (rt *Runtime) codedError(err error, msg string) (text, code string) {
+	code, codeErr := rt.attemptErrorCode(err)
+	if codeErr != nil {
+		msg += " [" + codeErr.Error() + " (Config.ErrorCode)]"
+	}
+	return msg, code
+}
+
 // ErrorCodeObserver is an Observer that also counts the codes of failed
 // attempts (Coded, Config.ErrorCode). The runtime calls it, after
 // AttemptDone, for each failed attempt (not a fallback) whose error has a

@@ -192,11 +192,7 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 	default:
 		hist.Outcome = OutcomeFailed
 	}
-	code, codeErr := rt.attemptErrorCode(runErr)
-	msg := runErr.Error()
-	if codeErr != nil {
-		msg += " [" + codeErr.Error() + " (Config.ErrorCode)]"
-	}
+	msg, code := rt.codedError(runErr, runErr.Error())
 	hist.Error, hist.ErrorCode = msg, code
 	spanOutcome = hist.Outcome
 	// A permanent error is the downstream's answer: not a failure to learn.
@@ -346,10 +342,8 @@ func (rt *Runtime) runFallback(t *Task, h *TaskDef) {
 	hist.Outcome = OutcomeSucceeded
 	if err != nil {
 		to, fbErr = StateDead, err.Error()
-		code, codeErr := rt.attemptErrorCode(err)
-		if codeErr != nil {
-			fbErr += " [" + codeErr.Error() + " (Config.ErrorCode)]"
-		}
+		var code string
+		fbErr, code = rt.codedError(err, fbErr)
 		hist.Outcome, hist.Error, hist.ErrorCode = OutcomeFailed, fbErr, code
 		var pe *PanicError
 		if errors.As(err, &pe) {
