@@ -97,7 +97,7 @@ func (d *Driver) TakeCandidates(ctx context.Context, conn storage.Conn, owner st
 			return tookKeyed, nil
 		}
 	}
-	if d.onetripDB() != nil {
+	if d.onetripDB(ctx) != nil {
 		all, err := d.takeAllOnetrip(ctx, owner, now, dueBy, leaseUntil, byID)
 		if err != nil && !d.IsRetryableLockError(err) {
 			return keptOnError(tookKeyed, err)

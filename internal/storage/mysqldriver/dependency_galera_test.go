@@ -28,29 +28,27 @@ const galeraDiamondRounds = 20
 // settle of an upstream task writes the blocked downstream row itself
 // (DepRelease), so the two finishes conflict on D's row, one is rolled back
 // at certification and, run again, reads the other's edge settled and
-// releases D. The test counts the diamonds left blocked; on both write
-// paths.
+// releases D. The test counts the diamonds left blocked. (The one-trip
+// pool is offered, as OpenDB does, and not used on Galera: galera.go; with
+// it, about one finish in 600 was answered committed and lost, its task
+// left running and D blocked.)
 func TestDiamondReleasedWhenUpstreamsFinishOnTwoNodes(t *testing.T) {
-	for _, onetrip := range []bool{true, false} {
-		t.Run(fmt.Sprintf("onetrip=%v", onetrip), func(t *testing.T) {
-			db := testdb.GaleraCluster(t).NewDatabase(t) // holds the cluster lock (shared) until t ends
-			a := openStore(t, db.DSN(1), onetrip)
-			b := openStore(t, db.DSN(2), onetrip)
-			t.Cleanup(func() {
-				if t.Failed() {
-					logNodeStates(t, db.DSNs())
-				}
-			})
-			stuck := 0
-			for round := range galeraDiamondRounds {
-				if diamondStuck(t, a, b, storage.Millis(1000*(round+1))) {
-					stuck++
-				}
-			}
-			if stuck > 0 {
-				t.Fatalf("%d of %d diamonds stayed blocked after both upstream tasks succeeded (finished at once on two nodes)", stuck, galeraDiamondRounds)
-			}
-		})
+	db := testdb.GaleraCluster(t).NewDatabase(t) // holds the cluster lock (shared) until t ends
+	a := openStore(t, db.DSN(1), true)
+	b := openStore(t, db.DSN(2), true)
+	t.Cleanup(func() {
+		if t.Failed() {
+			logNodeStates(t, db.DSNs())
+		}
+	})
+	stuck := 0
+	for round := range galeraDiamondRounds {
+		if diamondStuck(t, a, b, storage.Millis(1000*(round+1))) {
+			stuck++
+		}
+	}
+	if stuck > 0 {
+		t.Fatalf("%d of %d diamonds stayed blocked after both upstream tasks succeeded (finished at once on two nodes)", stuck, galeraDiamondRounds)
 	}
 }
 

@@ -7,8 +7,10 @@
 package mysqldriver
 
 import (
+	"context"
 	"database/sql"
 	"sync"
+	"time"
 
 	"github.com/argo-retry/argo/internal/storage"
 )
@@ -29,7 +31,7 @@ type Driver struct {
 	onetrip   *sql.DB
 	once      sync.Once
 	noOnetrip bool
-	galera    galeraProbe // the batched gated claim is not used on Galera (flow_batch.go)
+	galera    galeraProbe // no one-trip path on Galera (galera.go)
 }
 
 // New returns the driver; openMulti opens the one-trip path's
@@ -57,17 +59,34 @@ func (d *Driver) TxOptions(iso sql.IsolationLevel) *sql.TxOptions {
 // DisableOneTrip makes every batch take a transaction.
 func (d *Driver) DisableOneTrip() { d.noOnetrip = true }
 
-// OneTripInUse reports whether the multi-statement pool is open.
-func (d *Driver) OneTripInUse() bool { return d.onetripDB() != nil }
+// OneTripInUse reports whether the multi-statement pool is open and used
+// (not on a Galera node; a probe that fails, bounded by oneTripProbeBound,
+// reports false).
+func (d *Driver) OneTripInUse() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), oneTripProbeBound)
+	defer cancel()
+	return d.onetripDB(ctx) != nil
+}
+
+// oneTripProbeBound bounds OneTripInUse's question to the server.
+const oneTripProbeBound = 10 * time.Second
 
 // onetripDB returns the multi-statement pool, opening it on first use; nil
-// when there is none.
-func (d *Driver) onetripDB() *sql.DB {
+// when there is none, and on a Galera node, where a multi-statement
+// transaction is not atomic (galera.go). A probe that fails returns nil
+// (the transaction path, correct everywhere) and asks again next time.
+func (d *Driver) onetripDB(ctx context.Context) *sql.DB {
 	d.once.Do(func() {
 		if !d.noOnetrip && d.openMulti != nil {
 			d.onetrip = d.openMulti()
 		}
 	})
+	if d.onetrip == nil {
+		return nil
+	}
+	if galera, err := d.galera.onGalera(ctx, d.onetrip); err != nil || galera {
+		return nil
+	}
 	return d.onetrip
 }
 

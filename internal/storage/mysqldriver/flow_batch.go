@@ -19,24 +19,14 @@ import (
 var _ storage.FlowBatcher = (*Driver)(nil)
 
 // BeginFlowBatch holds a connection of the one-trip pool for one batched
-// gated claim; ok is false without the pool, and on a Galera node.
-//
-// On Galera the batched claim lost updates: two claims of one group on two
-// nodes, each sent as the three batches, both committed the take of the
-// same task (attempt 1 run twice; about one run in three of
-// TestFlowRateWindowsAcrossInstances/galera, 3 nodes, 3 instances, rate
-// 30/s), where the same statements sent one by one (the ordinary claim)
-// were refused at certification in every run (0 of 10). Galera does not
-// promise first-committer-wins between nodes (its documentation was
-// corrected to say so), so the gated claim there takes the ordinary path.
-// A probe that fails leaves the claim to the ordinary path too, and asks
-// again next time.
+// gated claim; ok is false without the pool, which includes a Galera node
+// (galera.go: there the batched claim lost updates, two claims of one group
+// on two nodes both committing the take of the same task, about one run
+// in three of TestFlowRateWindowsAcrossInstances/galera; the gated claim
+// there takes the ordinary path).
 func (d *Driver) BeginFlowBatch(ctx context.Context) (storage.FlowBatch, bool, error) {
-	db := d.onetripDB()
+	db := d.onetripDB(ctx)
 	if db == nil {
-		return nil, false, nil
-	}
-	if galera, err := d.galera.onGalera(ctx, db); err != nil || galera {
 		return nil, false, nil
 	}
 	conn, err := db.Conn(ctx)

@@ -49,7 +49,7 @@ const maxLockTries = 5
 // while the query runs, MariaDB may commit the UPDATE with the INSERT
 // skipped, a success or failure with no history; the kill -9 test caught it.)
 func (d *Driver) FinishBatchOneTrip(ctx context.Context, fs []storage.Finishing, now storage.Millis) ([]error, bool, error) {
-	if d.onetripDB() == nil {
+	if d.onetripDB(ctx) == nil {
 		return nil, false, nil
 	}
 	errs, err := d.finishBatchOnetrip(ctx, fs, now)

@@ -32,7 +32,7 @@ func (d *Driver) ExecRowwise(ctx context.Context, conn storage.Conn, query strin
 	if len(rows) == 0 {
 		return nil, nil
 	}
-	if d.onetripDB() != nil {
+	if d.onetripDB(ctx) != nil {
 		return d.execRowwiseOnetrip(ctx, query, rows)
 	}
 	changed := make([]bool, len(rows))
