@@ -25,6 +25,9 @@ type taskView struct {
 	TraceID     string
 	TraceLink   string
 	Trail       []runtime.OperatorAction
+	// Transitions is the one ordered list of the task's recorded changes
+	// (runtime.TaskTransitions): attempts' moves and operator actions.
+	Transitions []transitionView
 	Requests    []runtime.DiscardRequest
 	OpenRequest *runtime.DiscardRequest
 	Links       runtime.RequeueLinks
@@ -46,6 +49,34 @@ type attemptView struct {
 	Progress string `json:"progress,omitempty"`
 	// Code is the error code the attempt returned (runtime.Coded).
 	Code string `json:"code,omitempty"`
+}
+
+// transitionView is one row of the task page's transitions.
+type transitionView struct {
+	At        string
+	Attempt   int
+	Kind      string
+	What      string
+	From, To  string // "?" when not recorded
+	By        string
+	TraceID   string
+	OtherTask int64
+}
+
+// transitionViews renders trs for the page.
+func transitionViews(trs []runtime.Transition) []transitionView {
+	state := func(s runtime.State) string {
+		if s == runtime.StateUnrecorded {
+			return "?"
+		}
+		return s.String()
+	}
+	var out []transitionView
+	for _, tr := range trs {
+		out = append(out, transitionView{At: fmtMillis(tr.At), Attempt: tr.Attempt, Kind: tr.Kind, What: tr.What, From: state(tr.From), To: state(tr.To),
+			By: tr.By, TraceID: tr.TraceID, OtherTask: tr.OtherTask})
+	}
+	return out
 }
 
 // actionSet are the actions that apply to a task in its state.
@@ -108,6 +139,7 @@ func (c *console) readTask(r *http.Request, id int64) (*taskView, error) {
 	if v.Trail, err = in.Trail(ctx, id); err != nil {
 		return nil, err
 	}
+	v.Transitions = transitionViews(runtime.TaskTransitions(atts, v.Trail, runtime.InitialState(v.Deps)))
 	if v.Requests, err = in.DiscardRequests(ctx, id); err != nil {
 		return nil, err
 	}
