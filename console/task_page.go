@@ -13,18 +13,18 @@ import (
 
 // taskView is the data of a task's page.
 type taskView struct {
-	Task        *runtime.Task
-	Args        string
-	ArgsNote    string
-	Policy      string
-	Attempts    []attemptView
-	Lease       string
-	Why         string
-	UniqueKey   string
-	Deps        runtime.TaskDependencies
-	TraceID     string
-	TraceLink   string
-	Trail       []runtime.OperatorAction
+	Task      *runtime.Task
+	Args      string
+	ArgsNote  string
+	Policy    string
+	Attempts  []attemptView
+	Lease     string
+	Why       string
+	UniqueKey string
+	Deps      runtime.TaskDependencies
+	TraceID   string
+	TraceLink string
+	Trail     []runtime.OperatorAction
 	// Transitions is the one ordered list of the task's recorded changes
 	// (runtime.TaskTransitions): attempts' moves and operator actions.
 	Transitions []transitionView
