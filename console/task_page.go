@@ -53,14 +53,15 @@ type attemptView struct {
 
 // transitionView is one row of the task page's transitions.
 type transitionView struct {
-	At        string
-	Attempt   int
-	Kind      string
-	What      string
-	From, To  string // "?" when not recorded
-	By        string
-	TraceID   string
-	OtherTask int64
+	At        string `json:"at"`
+	Attempt   int    `json:"attempt"`
+	Kind      string `json:"kind"`
+	What      string `json:"what"`
+	From      string `json:"from"` // "?" when not recorded
+	To        string `json:"to"`
+	By        string `json:"by"`
+	TraceID   string `json:"trace_id,omitempty"`
+	OtherTask int64  `json:"other_task,omitempty"`
 }
 
 // transitionViews renders trs for the page.
@@ -243,6 +244,8 @@ type taskJSON struct {
 	ArgsNote string        `json:"args_note,omitempty"` // e.g. "encrypted (key k2)…" (cipher.go)
 	Timeline []attemptView `json:"timeline"`
 	Trail    []trailJSON   `json:"trail"`
+	// Transitions is the page's transitions table (transitionView).
+	Transitions []transitionView `json:"transitions"`
 	// Progress is the task's latest reported progress ("" if none), and
 	// ProgressFraction its fraction (null if none), for the bar.
 	Progress         string   `json:"progress"`
@@ -281,6 +284,7 @@ func (c *console) taskJSON(r *http.Request) (any, error) {
 	if j.Timeline == nil {
 		j.Timeline = []attemptView{}
 	}
+	j.Transitions = append([]transitionView{}, v.Transitions...)
 	for _, a := range v.Trail {
 		j.Trail = append(j.Trail, trailJSON{At: fmtMillis(a.At), Action: a.Action, Operator: a.Operator, Reason: a.Reason, OtherTask: a.OtherTask.Int64})
 	}

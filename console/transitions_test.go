@@ -11,7 +11,8 @@ import (
 // TestTransitionsShown: the task page lists the task's recorded changes in
 // one table, oldest first: its attempt's move from the history (with the
 // trace id of the span it ran in) and an operator's force-fail, from the
-// state the attempt left the task in to dead, by that operator.
+// state the attempt left the task in to dead, by that operator; the live
+// JSON the page refreshes it from carries them.
 func TestTransitionsShown(t *testing.T) {
 	const trace = "4bf92f3577b34da6a3ce929d0e0e4736"
 	backends(t, func(t *testing.T, e *env) {
@@ -23,7 +24,11 @@ func TestTransitionsShown(t *testing.T) {
 		if err := in.ForceFail(context.Background(), idRetrying, "scheduler retired"); err != nil {
 			t.Fatal(err)
 		}
-		body := get(t, e.handler(console.Options{}), taskPath(idRetrying))
+		h := e.handler(console.Options{})
+		if j := get(t, h, "/api/tasks/2.json"); !strings.Contains(j, `"transitions":[{`) || !strings.Contains(j, `"from":"retrying","to":"dead","by":"alice"`) || !strings.Contains(j, `"trace_id":"`+trace+`"`) {
+			t.Fatalf("task JSON lacks the transitions: %s", j)
+		}
+		body := get(t, h, taskPath(idRetrying))
 		i := strings.Index(body, `<table id="transitions">`)
 		if i < 0 {
 			t.Fatalf("task page has no transitions table:\n%s", body)
