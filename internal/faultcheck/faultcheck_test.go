@@ -389,6 +389,7 @@ func runTarget(t *testing.T, tg target) {
 	in.CancelEnded = func(_ string, after time.Duration) { cancelEnds = append(cancelEnds, after) }
 	logProgress(t, in)
 	logErrorCodes(t, in)
+	logTransitions(t, in) // transitions_test.go
 	var vs, known []Violation
 	for _, v := range Check(in) {
 		if s.expect[v.Inv] {
