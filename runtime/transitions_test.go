@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +12,8 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/argo-retry/argo/internal/storage"
 )
 
 // Each transition recorded (issue #26, seed 001 §6): a task whose two
@@ -85,6 +88,55 @@ func TestTransitionsRecordedWithTraceIDs(t *testing.T) {
 		}
 		if len(okHist) != 1 || okHist[0].From != StateRunning || okHist[0].To != StateSucceeded || okHist[0].TraceID != "" {
 			t.Fatalf("history of the task that succeeded: %+v; want its attempt, running -> succeeded, from the task row", okHist)
+		}
+	})
+}
+
+// TestTransitionsMigrationDownUp: 000024's down file, as a DBA applies it,
+// leaves a schema the check names 000024 for; its up file brings the
+// columns back, and Migrate after it (the file applied again, as a second
+// process racing the first would) changes nothing and fails nothing; a row
+// written before the migration reads back with its move unrecorded. On
+// both databases.
+func TestTransitionsMigrationDownUp(t *testing.T) {
+	t.Parallel() // owns its databases, shares no process-wide state, asserts no timing (helpers_test.go)
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := freshStore(t, dsn)
+		apply := func(file string) {
+			t.Helper()
+			body, err := os.ReadFile("../sql/" + s.Dialect() + "/" + file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, st := range storage.SplitStatements(string(body)) {
+				if _, err := s.DB().ExecContext(ctx, st); err != nil {
+					t.Fatalf("%s: %v\n%s", file, err, st)
+				}
+			}
+		}
+		apply("000024_attempt_transitions.down.sql")
+		var se *SchemaError
+		if err := s.CheckSchema(ctx); !errors.As(err, &se) || se.Migration != "000024_attempt_transitions.up.sql" {
+			t.Fatalf("after the down file: %v, want a SchemaError naming 000024_attempt_transitions.up.sql", err)
+		}
+		// A row written by a binary before 000024.
+		if _, err := s.DB().ExecContext(ctx, "INSERT INTO argo_task_attempt (task_pk, attempt, kind, worker, started_at, finished_at, outcome, error_msg, backoff_ms) VALUES (1, 1, 'attempt', 'w', 1, 2, 'failed', 'boom', 0)"); err != nil {
+			t.Fatal(err)
+		}
+		apply("000024_attempt_transitions.up.sql")
+		if err := s.CheckSchema(ctx); err != nil {
+			t.Fatalf("after the up file: %v", err)
+		}
+		if _, err := s.DB().ExecContext(ctx, "DELETE FROM argo_schema_migrations WHERE version = 24"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Migrate(ctx, s.DB(), s.Dialect()); err != nil {
+			t.Fatalf("migrating again over the applied file: %v", err)
+		}
+		atts, err := s.Attempts(ctx, 1)
+		if err != nil || len(atts) != 1 || atts[0].From != StateUnrecorded || atts[0].To != StateUnrecorded || atts[0].TraceID != "" {
+			t.Fatalf("the row written before 000024: %+v, %v; want its move unrecorded and no trace id", atts, err)
 		}
 	})
 }
