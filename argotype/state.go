@@ -63,9 +63,6 @@ func (s State) String() string {
 	if s >= 0 && int(s) < len(stateNames) {
 		return stateNames[s]
 	}
-	if s == StateUnrecorded {
-		return "unrecorded"
-	}
 	return fmt.Sprintf("state(%d)", int(s))
 }
 

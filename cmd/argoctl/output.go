@@ -175,6 +175,6 @@ func toAttemptJSON(a runtime.Attempt) attemptJSON {
 		Attempt: a.Attempt, Kind: a.Kind, Outcome: a.Outcome, Started: jsonTime(a.StartedAt), Finished: jsonTime(a.FinishedAt),
 		Duration: fmtDuration(a.FinishedAt.Time().Sub(a.StartedAt.Time())), BackoffM: a.BackoffMs, Worker: a.Worker, Error: a.Error, ErrorCode: a.ErrorCode,
 		Progress: attemptProgressJSON(a),
-		From:     a.From.String(), To: a.To.String(), TraceID: a.TraceID,
+		From:     stateName(a.From), To: stateName(a.To), TraceID: a.TraceID,
 	}
 }

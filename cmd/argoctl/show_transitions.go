@@ -64,10 +64,19 @@ type transitionJSON struct {
 	OtherTask int64   `json:"other_task,omitempty"`
 }
 
+// stateName is s's name, "unrecorded" for StateUnrecorded (a history row
+// written before migration 000024).
+func stateName(s runtime.State) string {
+	if s == runtime.StateUnrecorded {
+		return "unrecorded"
+	}
+	return s.String()
+}
+
 func toTransitionsJSON(trs []runtime.Transition) []transitionJSON {
 	out := []transitionJSON{}
 	for _, tr := range trs {
-		out = append(out, transitionJSON{At: jsonTime(tr.At), Attempt: tr.Attempt, From: tr.From.String(), To: tr.To.String(),
+		out = append(out, transitionJSON{At: jsonTime(tr.At), Attempt: tr.Attempt, From: stateName(tr.From), To: stateName(tr.To),
 			Kind: tr.Kind, What: tr.What, By: tr.By, TraceID: tr.TraceID, OtherTask: tr.OtherTask})
 	}
 	return out
