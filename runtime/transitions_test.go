@@ -60,6 +60,26 @@ func TestTransitionsRecordedWithTraceIDs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The same moves as the Inspector's one list of transitions, with an
+		// operator's action on the dead task after them.
+		in := rt.Inspector()
+		in.Operator, in.SingleOperatorDiscard = "alice", true
+		if err := in.Discard(ctx, dead, "charge written off"); err != nil {
+			t.Fatal(err)
+		}
+		trs, err := in.Transitions(ctx, dead)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var listed []string
+		for _, tr := range trs {
+			listed = append(listed, fmt.Sprintf("%d %s %s %s->%s %s", tr.Attempt, tr.Kind, tr.What, tr.From, tr.To, tr.By))
+		}
+		wantListed := []string{"1 attempt failed running->retrying " + hist[0].Worker, "2 attempt failed running->exhausted " + hist[0].Worker,
+			"2 fallback failed falling_back->dead " + hist[0].Worker, "2 operator discard dead->discarded alice"}
+		if !slices.Equal(listed, wantListed) {
+			t.Fatalf("Inspector.Transitions:\n%s\nwant:\n%s", strings.Join(listed, "\n"), strings.Join(wantListed, "\n"))
+		}
 		if err := rt.Stop(ctx); err != nil {
 			t.Fatal(err)
 		}
