@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"sync"
+	"sync/atomic"
 )
 
 // On a Galera node argo sends no multi-statement query (the one-trip path:
@@ -29,20 +30,29 @@ import (
 // through different nodes, so the probe alone decides.
 
 // galeraProbe remembers whether the server is a Galera node (wsrep_on=ON),
-// once a probe has answered.
+// once a probe has answered. Every one-trip write asks it: the answer,
+// once known, is one atomic load.
 type galeraProbe struct {
-	mu     sync.Mutex
-	known  bool
-	galera bool
+	mu     sync.Mutex   // serialises probes
+	answer atomic.Int32 // probeUnknown, probeNotGalera or probeGalera
 }
+
+const (
+	probeUnknown int32 = iota
+	probeNotGalera
+	probeGalera
+)
 
 // onGalera reports whether db's server is a Galera node, asking it the
 // first time (and again after a failed probe, which it returns).
 func (p *galeraProbe) onGalera(ctx context.Context, db *sql.DB) (bool, error) {
+	if a := p.answer.Load(); a != probeUnknown {
+		return a == probeGalera, nil
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.known {
-		return p.galera, nil
+	if a := p.answer.Load(); a != probeUnknown {
+		return a == probeGalera, nil
 	}
 	var name, value string
 	// SHOW VARIABLES answers no row where the server has no wsrep (MySQL).
@@ -50,6 +60,10 @@ func (p *galeraProbe) onGalera(ctx context.Context, db *sql.DB) (bool, error) {
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return false, err
 	}
-	p.known, p.galera = true, value == "ON"
-	return p.galera, nil
+	if value == "ON" {
+		p.answer.Store(probeGalera)
+		return true, nil
+	}
+	p.answer.Store(probeNotGalera)
+	return false, nil
 }
