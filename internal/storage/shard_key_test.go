@@ -326,14 +326,14 @@ func byIDWithoutShardKey(q string) string {
 
 func TestByIDWithoutShardKey(t *testing.T) {
 	for q, want := range map[string]bool{
-		"UPDATE argo_task SET a = ? WHERE id = ? AND shard_key = ?":                            false,
-		"UPDATE argo_task SET a = ? WHERE id = ?":                                               true,
-		"SELECT id FROM argo_task WHERE id IN (?, ?)":                                           true,
-		"SELECT id FROM argo_task WHERE id IN (?, ?) AND shard_key IN (?, ?)":                   false,
-		"SELECT 1 FROM argo_task_attempt WHERE task_pk = ?":                                     true,
-		"SELECT 1 FROM argo_task t JOIN argo_task_dep e ON e.task_pk = t.id WHERE t.status = ?": false,
-		"SELECT id FROM argo_task WHERE due_at <= ? LIMIT ?":                                    false,
-		"SELECT 1 FROM argo_flow WHERE id = ?":                                                  false,
+		"UPDATE argo_task SET a = ? WHERE id = ? AND shard_key = ?":                                                  false,
+		"UPDATE argo_task SET a = ? WHERE id = ?":                                                                    true,
+		"SELECT id FROM argo_task WHERE id IN (?, ?)":                                                                true,
+		"SELECT id FROM argo_task WHERE id IN (?, ?) AND shard_key IN (?, ?)":                                        false,
+		"SELECT 1 FROM argo_task_attempt WHERE task_pk = ?":                                                          true,
+		"SELECT 1 FROM argo_task t JOIN argo_task_dep e ON e.task_pk = t.id WHERE t.status = ?":                      false,
+		"SELECT id FROM argo_task WHERE due_at <= ? LIMIT ?":                                                         false,
+		"SELECT 1 FROM argo_flow WHERE id = ?":                                                                       false,
 		"UPDATE argo_task SET a = 1 WHERE id = ? AND shard_key = ?; DELETE FROM argo_task_attempt WHERE task_pk = ?": true,
 	} {
 		if got := byIDWithoutShardKey(q) != ""; got != want {
