@@ -4,7 +4,11 @@ package storage
 // driver fills in every field; the Store only passes arguments, in the
 // order each field's comment gives. Fields that are functions build a
 // statement for n rows or around a part the Store renders (a SET list, a
-// Filter's condition). Placeholders are '?'.
+// Filter's condition). Placeholders are '?'. A statement on argo_task by id
+// names the row's shard_key beside it, the argument after the id (n rows:
+// the n ids, then the n shard keys), so that a sharding proxy routes it to
+// one shard (docs/deployment.md); the few that cannot are listed, with the
+// reason, in TestByIDStatementsNameShardKey's exceptions.
 type Statements struct {
 	// InsertTask writes a task row: arguments InsertArgs(t), then the
 	// submit token (argo_task.submit_token).
@@ -117,9 +121,9 @@ type Statements struct {
 	// attempt, kind, worker, started_at, finished_at, outcome.
 	AttemptRecorded string
 
-	// OrphanCandidates reads id, shard_key, task_id of overdue claimable rows not yet
-	// flagged whose name is none of known names: arguments cutoff, the
-	// flag's LIKE pattern, the known names, limit.
+	// OrphanCandidates reads id, shard_key, task_id of overdue claimable
+	// rows not yet flagged whose name is none of known names: arguments
+	// cutoff, the flag's LIKE pattern, the known names, limit.
 	OrphanCandidates func(known int) string
 	// FlagOrphan sets the error_msg of one row still claimable: arguments
 	// message, id, shard_key, name.
