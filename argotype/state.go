@@ -48,6 +48,11 @@ const (
 	StateSkipped State = 10
 )
 
+// StateUnrecorded is no state: the from and to of an attempt history row
+// written before its move was recorded (migration 000024). It is never a
+// task's state.
+const StateUnrecorded State = -1
+
 var stateNames = [...]string{"pending", "running", "retrying", "succeeded", "exhausted", "falling_back", "recovered", "dead", "discarded", "blocked", "skipped"}
 
 // AllStates lists every state in code order.

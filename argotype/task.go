@@ -149,6 +149,18 @@ type Attempt struct {
 	// with its error (runtime.Coded or Config.ErrorCode; "": none;
 	// migration 000021, docs/errors.md).
 	ErrorCode string `db:"error_code" json:"error_code,omitempty"`
+	// From and To are the move the attempt's (or fallback's) finish made,
+	// written in the same transaction: running → retrying, running →
+	// exhausted, falling_back → dead … (migration 000024, docs/semantics.md
+	// "The transitions of a task"). StateUnrecorded (-1) in both: a row
+	// written before that migration.
+	From State `db:"from_state" json:"from_state"`
+	To   State `db:"to_state" json:"to_state"`
+	// TraceID is the trace id (32 hex digits) of the attempt's (or
+	// fallback's) own span, where its callee's spans are; "" when no
+	// tracer recorded one (the default no-op provider) and before migration
+	// 000024 (docs/tenants-and-traces.md).
+	TraceID string `db:"trace_id" json:"trace_id,omitempty"`
 }
 
 // MaxProgressNote is the most characters (runes) of a progress note

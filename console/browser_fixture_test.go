@@ -82,16 +82,21 @@ type e2e struct {
 const xssName = "xss.Probe" + payloadImg
 
 // newE2E starts a runtime on dsn with tasks in every state the tests need,
-// serves the console on loopback and starts a browser.
-func newE2E(t *testing.T, dsn string) *e2e {
+// serves the console on loopback and starts a browser. Each of configure
+// changes the runtime's Config before it starts.
+func newE2E(t *testing.T, dsn string, configure ...func(*runtime.Config)) *e2e {
 	t.Helper()
 	ctx := context.Background()
-	rt, err := runtime.Start(ctx, runtime.Config{
+	cfg := runtime.Config{
 		DSN:          dsn,
 		AutoMigrate:  true,
 		PollInterval: 20 * time.Millisecond,
 		Logger:       slog.New(slog.DiscardHandler),
-	})
+	}
+	for _, c := range configure {
+		c(&cfg)
+	}
+	rt, err := runtime.Start(ctx, cfg)
 	if err != nil {
 		t.Fatalf("start the runtime: %v", err)
 	}

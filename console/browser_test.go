@@ -263,6 +263,9 @@ func (e *e2e) liveRefresh() {
 	}
 	tab.WaitUntil("the task page to show the discard", refreshTimeout,
 		`document.querySelector("#task-state").textContent.includes("discarded")`)
+	// Its transitions table too: the discard, pending → discarded.
+	tab.WaitUntil("the transitions table to show the discard", refreshTimeout,
+		`Array.from(document.querySelectorAll("#transitions tr.transition")).some(r => r.querySelector(".what").textContent === "discard" && r.querySelector(".move").textContent === "pending → discarded")`)
 	if !testbrowser.Eval[bool](tab, `window.__sameDocument === true`) {
 		t.Errorf("the task page was reloaded; want it refreshed in place")
 	}

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/argo-retry/argo/runtime"
@@ -19,6 +20,12 @@ func (c *console) arguments(t *runtime.Task) (string, string) {
 		key = "unknown envelope"
 	}
 	plain, _, err := runtime.OpenArguments(t, c.opts.Cipher)
+	var missing *runtime.KeyMissingError
+	if errors.As(err, &missing) && missing.KeyID != "" {
+		// The runtime's advice names Config.Cipher; the console's keys are
+		// its own.
+		return "", fmt.Sprintf("encrypted (key %s): this console does not hold key %q; to show the arguments, give it console.Options.Cipher with that key (argoctl serve: ARGO_CIPHER_KEYS)", key, missing.KeyID)
+	}
 	if err != nil {
 		return "", fmt.Sprintf("encrypted (key %s): %v", key, err)
 	}

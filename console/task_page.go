@@ -13,18 +13,21 @@ import (
 
 // taskView is the data of a task's page.
 type taskView struct {
-	Task        *runtime.Task
-	Args        string
-	ArgsNote    string
-	Policy      string
-	Attempts    []attemptView
-	Lease       string
-	Why         string
-	UniqueKey   string
-	Deps        runtime.TaskDependencies
-	TraceID     string
-	TraceLink   string
-	Trail       []runtime.OperatorAction
+	Task      *runtime.Task
+	Args      string
+	ArgsNote  string
+	Policy    string
+	Attempts  []attemptView
+	Lease     string
+	Why       string
+	UniqueKey string
+	Deps      runtime.TaskDependencies
+	TraceID   string
+	TraceLink string
+	Trail     []runtime.OperatorAction
+	// Transitions is the one ordered list of the task's recorded changes
+	// (runtime.TaskTransitions): attempts' moves and operator actions.
+	Transitions []transitionView
 	Requests    []runtime.DiscardRequest
 	OpenRequest *runtime.DiscardRequest
 	Links       runtime.RequeueLinks
@@ -46,6 +49,35 @@ type attemptView struct {
 	Progress string `json:"progress,omitempty"`
 	// Code is the error code the attempt returned (runtime.Coded).
 	Code string `json:"code,omitempty"`
+}
+
+// transitionView is one row of the task page's transitions.
+type transitionView struct {
+	At        string `json:"at"`
+	Attempt   int    `json:"attempt"`
+	Kind      string `json:"kind"`
+	What      string `json:"what"`
+	From      string `json:"from"` // "?" when not recorded
+	To        string `json:"to"`
+	By        string `json:"by"`
+	TraceID   string `json:"trace_id,omitempty"`
+	OtherTask int64  `json:"other_task,omitempty"`
+}
+
+// transitionViews renders trs for the page.
+func transitionViews(trs []runtime.Transition) []transitionView {
+	state := func(s runtime.State) string {
+		if s == runtime.StateUnrecorded {
+			return "?"
+		}
+		return s.String()
+	}
+	var out []transitionView
+	for _, tr := range trs {
+		out = append(out, transitionView{At: fmtMillis(tr.At), Attempt: tr.Attempt, Kind: tr.Kind, What: tr.What, From: state(tr.From), To: state(tr.To),
+			By: tr.By, TraceID: tr.TraceID, OtherTask: tr.OtherTask})
+	}
+	return out
 }
 
 // actionSet are the actions that apply to a task in its state.
@@ -108,6 +140,7 @@ func (c *console) readTask(r *http.Request, id int64) (*taskView, error) {
 	if v.Trail, err = in.Trail(ctx, id); err != nil {
 		return nil, err
 	}
+	v.Transitions = transitionViews(runtime.TaskTransitions(atts, v.Trail, runtime.InitialState(v.Deps)))
 	if v.Requests, err = in.DiscardRequests(ctx, id); err != nil {
 		return nil, err
 	}
@@ -211,6 +244,8 @@ type taskJSON struct {
 	ArgsNote string        `json:"args_note,omitempty"` // e.g. "encrypted (key k2)…" (cipher.go)
 	Timeline []attemptView `json:"timeline"`
 	Trail    []trailJSON   `json:"trail"`
+	// Transitions is the page's transitions table (transitionView).
+	Transitions []transitionView `json:"transitions"`
 	// Progress is the task's latest reported progress ("" if none), and
 	// ProgressFraction its fraction (null if none), for the bar.
 	Progress         string   `json:"progress"`
@@ -249,6 +284,7 @@ func (c *console) taskJSON(r *http.Request) (any, error) {
 	if j.Timeline == nil {
 		j.Timeline = []attemptView{}
 	}
+	j.Transitions = append([]transitionView{}, v.Transitions...)
 	for _, a := range v.Trail {
 		j.Trail = append(j.Trail, trailJSON{At: fmtMillis(a.At), Action: a.Action, Operator: a.Operator, Reason: a.Reason, OtherTask: a.OtherTask.Int64})
 	}

@@ -163,7 +163,8 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 		}
 		return nil
 	}
-	hist := &Attempt{TaskPK: t.ID, Attempt: t.ExecuteTimes, Kind: "attempt", Worker: rt.cfg.InstanceID, StartedAt: toMillis(started), FinishedAt: toMillis(finished)}
+	hist := &Attempt{TaskPK: t.ID, Attempt: t.ExecuteTimes, Kind: "attempt", Worker: rt.cfg.InstanceID, StartedAt: toMillis(started), FinishedAt: toMillis(finished),
+		TraceID: spanTraceID(span)} // transitions.go
 	final.fill(hist) // its last report, written with the outcome
 	if runErr == nil {
 		hist.Outcome = OutcomeSucceeded
@@ -316,6 +317,7 @@ func (rt *Runtime) runFallback(t *Task, h *TaskDef) {
 	lease := leaseKey{ID: t.ID, Shard: t.ShardKey, Attempt: t.ExecuteTimes}
 	ctx, running := rt.leases.start(context.WithValue(withAttempt(rt.workCtx, t.ID, t.ExecuteTimes, t.Name), fallbackCauseKey{}, errors.New(t.ErrorMsg)), lease, t.Name, "fallback")
 	ctx, span := rt.startTaskSpan(ctx, t, "fallback")
+	hist.TraceID = spanTraceID(span) // transitions.go
 	var err error
 	if ctx.Err() == nil {
 		err = callSafely(func() error { return h.Fallback(ctx, args, errors.New(t.ErrorMsg)) })

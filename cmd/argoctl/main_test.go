@@ -161,8 +161,18 @@ func seed(t *testing.T, dsn string) {
 			if a.kind == "fallback" {
 				n = i
 			}
-			if _, err := db.ExecContext(ctx, `INSERT INTO argo_task_attempt (task_pk, attempt, kind, worker, started_at, finished_at, outcome, error_msg, backoff_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-				id, n, a.kind, "host-a-1234", ms(a.start), ms(a.start+a.dur), a.outcome, a.err, a.backoffMs); err != nil {
+			// Each row's move, as a finish records it (migration 000024).
+			from, to := runtime.StateRunning, runtime.StateRetrying
+			switch {
+			case a.kind == "fallback":
+				from, to = runtime.StateFallingBack, s.state
+			case a.outcome == runtime.OutcomeSucceeded:
+				to = runtime.StateSucceeded
+			case a.backoffMs == 0:
+				to = runtime.StateExhausted
+			}
+			if _, err := db.ExecContext(ctx, `INSERT INTO argo_task_attempt (task_pk, attempt, kind, worker, started_at, finished_at, outcome, error_msg, backoff_ms, from_state, to_state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				id, n, a.kind, "host-a-1234", ms(a.start), ms(a.start+a.dur), a.outcome, a.err, a.backoffMs, from, to); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -162,6 +162,12 @@ type attemptJSON struct {
 	ErrorCode string `json:"error_code,omitempty"`
 	// Progress is the attempt's last report (runtime.ReportProgress).
 	Progress *progressJSON `json:"progress,omitempty"`
+	// From and To are the move the attempt's finish made, by name
+	// ("unrecorded" before migration 000024); TraceID the trace id of the
+	// span it ran in.
+	From    string `json:"from"`
+	To      string `json:"to"`
+	TraceID string `json:"trace_id,omitempty"`
 }
 
 func toAttemptJSON(a runtime.Attempt) attemptJSON {
@@ -169,5 +175,6 @@ func toAttemptJSON(a runtime.Attempt) attemptJSON {
 		Attempt: a.Attempt, Kind: a.Kind, Outcome: a.Outcome, Started: jsonTime(a.StartedAt), Finished: jsonTime(a.FinishedAt),
 		Duration: fmtDuration(a.FinishedAt.Time().Sub(a.StartedAt.Time())), BackoffM: a.BackoffMs, Worker: a.Worker, Error: a.Error, ErrorCode: a.ErrorCode,
 		Progress: attemptProgressJSON(a),
+		From:     stateName(a.From), To: stateName(a.To), TraceID: a.TraceID,
 	}
 }

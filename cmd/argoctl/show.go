@@ -54,7 +54,8 @@ func cmdShow(e *env, args []string) error {
 			for _, a := range atts {
 				j.AttemptHistories = append(j.AttemptHistories, toAttemptJSON(a))
 			}
-			return writeJSON(e.stdout, showJSON{taskJSON: j, operatorJSON: ops.toJSON(), dependencyJSON: toDependencyJSON(ops.deps)})
+			return writeJSON(e.stdout, showJSON{taskJSON: j, operatorJSON: ops.toJSON(), dependencyJSON: toDependencyJSON(ops.deps),
+				Transitions: toTransitionsJSON(showTransitions(atts, ops))})
 		}
 		writeShow(e, t, atts, ops)
 		return nil
@@ -112,7 +113,9 @@ func writeShow(e *env, t *runtime.Task, atts []runtime.Attempt, ops operatorView
 	field("last requeue", lastRequeue(atts))
 	ops.writeFields(field)
 	w.Flush()
+	// After the history: the transitions (show_transitions.go), then the trail.
 	defer ops.writeTrail(e)
+	defer writeTransitions(e, showTransitions(atts, ops))
 
 	fmt.Fprintln(e.stdout, "\narguments:")
 	var buf bytes.Buffer

@@ -45,6 +45,12 @@ func showAttempt(e *env, id int64, n int) error {
 			row(w, "backoff:", fmtDuration(msDuration(a.BackoffMs)))
 		}
 		row(w, "worker:", a.Worker)
+		if a.Outcome != "" && a.From != runtime.StateUnrecorded {
+			row(w, "move:", fmtMove(runtime.Transition{From: a.From, To: a.To})) // show_transitions.go
+		}
+		if a.TraceID != "" {
+			row(w, "trace id:", a.TraceID)
+		}
 		if a.ErrorCode != "" {
 			row(w, "error code:", a.ErrorCode)
 		}

@@ -116,6 +116,9 @@ type showJSON struct {
 	taskJSON
 	operatorJSON
 	dependencyJSON
+	// Transitions is the one ordered list of the task's recorded changes
+	// (show_transitions.go).
+	Transitions []transitionJSON `json:"transitions"`
 }
 
 func (v operatorView) toJSON() operatorJSON {

@@ -273,6 +273,22 @@
       }
       return [el("td", a.at), action, el("td", a.operator, "operator"), el("td", a.reason, "reason")];
     });
+    fillTable("transitions", t.transitions || [], 7, "no transition recorded yet", function (a) {
+      var what = el("td", a.what, "what");
+      if (a.other_task) {
+        what.appendChild(document.createTextNode(" → "));
+        what.appendChild(link(taskURL(a.other_task), "task " + a.other_task));
+      }
+      var move = el("td", null, "move");
+      move.appendChild(el("span", a.from, "state state-" + a.from));
+      move.appendChild(document.createTextNode(" → "));
+      move.appendChild(el("span", a.to, "state state-" + a.to));
+      var trace = el("td", a.trace_id ? null : "-", "trace");
+      if (a.trace_id) { trace.appendChild(el("code", a.trace_id)); }
+      return [el("td", a.at), el("td", String(a.attempt), "n"), el("td", a.kind, "kind"), what, move, el("td", a.by, "by"), trace];
+    });
+    var trs = byId("transitions") ? byId("transitions").tBodies[0].rows : [];
+    for (var k = 0; k < trs.length; k++) { if (!trs[k].classList.contains("empty")) { trs[k].classList.add("transition"); } }
     var rows = byId("trail") ? byId("trail").tBodies[0].rows : [];
     for (var i = 0; i < rows.length; i++) { if (!rows[i].classList.contains("empty")) { rows[i].classList.add("trail-entry"); } }
   }

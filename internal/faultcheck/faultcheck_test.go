@@ -389,6 +389,7 @@ func runTarget(t *testing.T, tg target) {
 	in.CancelEnded = func(_ string, after time.Duration) { cancelEnds = append(cancelEnds, after) }
 	logProgress(t, in)
 	logErrorCodes(t, in)
+	logTransitions(t, in) // transitions_test.go
 	var vs, known []Violation
 	for _, v := range Check(in) {
 		if s.expect[v.Inv] {
@@ -694,13 +695,13 @@ func readTables(t *testing.T, ctx context.Context, db *sql.DB) ([]Row, []Attempt
 	}
 	rs.Close()
 	var atts []AttemptRow
-	rs, err = db.QueryContext(ctx, "SELECT task_pk, attempt, outcome, worker, SUBSTR(COALESCE(error_msg, ''), 1, 80), progress_note, error_code FROM argo_task_attempt WHERE kind = 'attempt'")
+	rs, err = db.QueryContext(ctx, "SELECT task_pk, attempt, outcome, worker, SUBSTR(COALESCE(error_msg, ''), 1, 80), progress_note, error_code, id, from_state, to_state FROM argo_task_attempt WHERE kind = 'attempt'")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for rs.Next() {
 		var a AttemptRow
-		if err := rs.Scan(&a.Task, &a.Attempt, &a.Outcome, &a.Worker, &a.Error, &a.ProgressNote, &a.ErrorCode); err != nil {
+		if err := rs.Scan(&a.Task, &a.Attempt, &a.Outcome, &a.Worker, &a.Error, &a.ProgressNote, &a.ErrorCode, &a.ID, &a.From, &a.To); err != nil {
 			t.Fatal(err)
 		}
 		atts = append(atts, a)
@@ -739,7 +740,7 @@ func readTransientTrail(t *testing.T, ctx context.Context, db *sql.DB) map[int64
 // readFallbacks reads the fallback rows of argo_task_attempt.
 func readFallbacks(t *testing.T, ctx context.Context, db *sql.DB) []AttemptRow {
 	t.Helper()
-	rs, err := db.QueryContext(ctx, "SELECT task_pk, attempt, outcome, worker FROM argo_task_attempt WHERE kind = 'fallback'")
+	rs, err := db.QueryContext(ctx, "SELECT task_pk, attempt, outcome, worker, id, from_state, to_state FROM argo_task_attempt WHERE kind = 'fallback'")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -747,7 +748,7 @@ func readFallbacks(t *testing.T, ctx context.Context, db *sql.DB) []AttemptRow {
 	var out []AttemptRow
 	for rs.Next() {
 		var a AttemptRow
-		if err := rs.Scan(&a.Task, &a.Attempt, &a.Outcome, &a.Worker); err != nil {
+		if err := rs.Scan(&a.Task, &a.Attempt, &a.Outcome, &a.Worker, &a.ID, &a.From, &a.To); err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, a)

@@ -120,6 +120,13 @@ type AttemptRow struct {
 	ProgressNote string
 	// ErrorCode is the code the attempt returned ("": none; error_code.go).
 	ErrorCode string
+	// ID is the row's id (the order its task's rows were written in), and
+	// From, To the move it records (transitions.go; migration 000024).
+	ID       int64
+	From, To runtime.State
+	// Kind is "attempt" or "fallback" (set by the check from the list the
+	// row is in: Attempts, Fallbacks).
+	Kind string
 }
 
 // injectReadFailed starts the error of an attempt that argo failed
@@ -986,6 +993,7 @@ func Check(in Input) []Violation {
 	checkReleaseLost(in, bad) // release.go
 	checkCrypt(in, bad)       // crypt.go
 	checkErrorCode(in, bad)   // error_code.go
+	checkTransitions(in, bad) // transitions.go
 
 	slices.SortStableFunc(out, func(a, b Violation) int {
 		if c := strings.Compare(a.Inv, b.Inv); c != 0 {

@@ -241,6 +241,34 @@ func TestCheckFindsEachBreak(t *testing.T) {
 				{Task: 1, Attempt: 2, Outcome: runtime.OutcomeFailed, Worker: "w0.0", ErrorCode: FailCode(OutFail, 2)},
 			}
 		}},
+		{InvTransitions, func(h *history) { // a permanent error's row records a retry
+			h.call("0-0-0", 1, TaskPlain, runtime.StateSucceeded, 2, 0, nil)
+			h.exec(1, 1, "w0.0", 10, 100, OutPermanent)
+			h.exec(1, 2, "w0.0", 200, 300, OutOK)
+			h.in.Attempts = []AttemptRow{{ID: 1, Task: 1, Attempt: 1, Outcome: runtime.OutcomePermanent, Worker: "w0.0", ErrorCode: FailCode(OutPermanent, 1),
+				From: runtime.StateRunning, To: runtime.StateRetrying}}
+		}},
+		{InvTransitions, func(h *history) { // the chain breaks: a fallback's move after a retry
+			h.call("0-0-0", 1, TaskPlain, runtime.StateDead, 1, 0, nil)
+			h.exec(1, 1, "w0.0", 10, 100, OutFail)
+			h.in.Attempts = []AttemptRow{{ID: 1, Task: 1, Attempt: 1, Outcome: runtime.OutcomeFailed, Worker: "w0.0", ErrorCode: FailCode(OutFail, 1),
+				From: runtime.StateRunning, To: runtime.StateRetrying}}
+			h.in.Fallbacks = []AttemptRow{{ID: 2, Task: 1, Attempt: 1, Outcome: "no_fallback", Worker: "w0.0", From: runtime.StateFallingBack, To: runtime.StateDead}}
+		}},
+		{InvTransitions, func(h *history) { // the task ends other than its last move into a final state
+			h.call("0-0-0", 1, TaskPlain, runtime.StateRecovered, 1, 0, nil)
+			h.exec(1, 1, "w0.0", 10, 100, OutFail)
+			h.in.Attempts = []AttemptRow{{ID: 1, Task: 1, Attempt: 1, Outcome: runtime.OutcomeFailed, Worker: "w0.0", ErrorCode: FailCode(OutFail, 1),
+				From: runtime.StateRunning, To: runtime.StateExhausted}}
+			h.in.Fallbacks = []AttemptRow{{ID: 2, Task: 1, Attempt: 1, Outcome: "no_fallback", Worker: "w0.0", From: runtime.StateFallingBack, To: runtime.StateDead}}
+		}},
+		{InvTransitions, func(h *history) { // a row written without its move
+			h.call("0-0-0", 1, TaskPlain, runtime.StateSucceeded, 2, 0, nil)
+			h.exec(1, 1, "w0.0", 10, 100, OutFail)
+			h.exec(1, 2, "w0.0", 200, 300, OutOK)
+			h.in.Attempts = []AttemptRow{{ID: 1, Task: 1, Attempt: 1, Outcome: runtime.OutcomeFailed, Worker: "w0.0", ErrorCode: FailCode(OutFail, 1),
+				From: runtime.StateUnrecorded, To: runtime.StateUnrecorded}}
+		}},
 		{InvReleaseLost, func(h *history) { // a dependent left blocked by its submit, released by the sweeper
 			h.call("0-0-0", 1, TaskPlain, runtime.StateSucceeded, 1, 0, nil)
 			h.call("0-0-1", 2, TaskPlain, runtime.StateSucceeded, 1, 0, func(b *Record, _ *Row) { b.After = []string{"0-0-0"} })

@@ -99,7 +99,8 @@ func (s *Store) Cancel(ctx context.Context, id int64, reason, who string, now Mi
 					started = min(t.GmtModified, now)
 				}
 				a := &Attempt{TaskPK: id, Attempt: t.ExecuteTimes, Kind: "attempt", Worker: t.LeaseOwner, StartedAt: started,
-					FinishedAt: now, Outcome: argotype.OutcomeCancelled, Error: "cancelled by " + operatorName(who) + ": " + reason}
+					FinishedAt: now, Outcome: argotype.OutcomeCancelled, Error: "cancelled by " + operatorName(who) + ": " + reason,
+					From: StateRunning, To: StateDiscarded}
 				if t.ProgressAttempt == t.ExecuteTimes && t.ProgressAt > 0 {
 					// The attempt's last progress a renewal stored is kept
 					// in its history, as a finish keeps it (docs/progress.md).

@@ -37,7 +37,10 @@ type Driver interface {
 	// Claim leases up to c.Limit due tasks that c.Scope selects, and returns
 	// them as claimed (state running or falling_back, leased by c.Owner
 	// until c.LeaseUntil), in any order. It takes exactly the rows it
-	// returns: a row another claimer took meanwhile is not returned.
+	// returns: a row another claimer took meanwhile is not returned, and a
+	// row of a transaction that did not commit is not returned either.
+	// Rows come beside an error only with a *ClaimUnknownError, as the
+	// rows taken for certain (the Store runs them).
 	Claim(ctx context.Context, conn Conn, c ClaimRequest) ([]*Task, error)
 
 	// ExecRowwise runs query (a fenced single-row UPDATE by primary key)

@@ -43,7 +43,7 @@ type Statements struct {
 	// InsertAttempts writes n attempt rows in one statement: per row
 	// task_pk, attempt, kind, worker, started_at, finished_at, outcome,
 	// error_msg, backoff_ms, progress, progress_note, progress_at,
-	// error_code.
+	// error_code, from_state, to_state, trace_id.
 	InsertAttempts func(n int) string
 	// CountRefusedTransition adds one to a count of refused operator
 	// changes, creating its row (argo_refused_transition, migration

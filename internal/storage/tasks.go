@@ -240,11 +240,12 @@ func (s *Store) FinishBatchAsIs(ctx context.Context, fs []Finishing, now Millis)
 
 // HistoryRow is the argo_task_attempt row f writes: none for an attempt
 // that succeeded, which the task row records (FinishStatement).
+// The row carries the move the finish makes (From, To: transitions.go).
 func (f Finishing) HistoryRow() *Attempt {
 	if f.History == nil || (f.History.Kind == "attempt" && f.History.Outcome == OutcomeSucceeded) {
 		return nil
 	}
-	return f.History
+	return withMove(f.History, f.From, f.To)
 }
 
 // FinishStatement is the fenced UPDATE of one finish in the engine's
@@ -294,7 +295,8 @@ func FinishStatement(st *Statements, f Finishing, now Millis) (string, []any) {
 // AttemptArgs are the arguments of one row of Statements.InsertAttempts,
 // its error text sanitised.
 func AttemptArgs(a *Attempt) []any {
-	return []any{a.TaskPK, a.Attempt, a.Kind, a.Worker, a.StartedAt, a.FinishedAt, a.Outcome, SanitizeErrorText(a.Error), a.BackoffMs, a.Progress, SanitizeProgressNote(a.ProgressNote), a.ProgressAt, StorableErrorCode(a.ErrorCode)}
+	from, to := recordedMove(a)
+	return []any{a.TaskPK, a.Attempt, a.Kind, a.Worker, a.StartedAt, a.FinishedAt, a.Outcome, SanitizeErrorText(a.Error), a.BackoffMs, a.Progress, SanitizeProgressNote(a.ProgressNote), a.ProgressAt, StorableErrorCode(a.ErrorCode), from, to, StorableTraceID(a.TraceID)}
 }
 
 // insertAttempts writes attempt rows with one multi-row INSERT.
@@ -302,7 +304,7 @@ func (s *Store) insertAttempts(ctx context.Context, ex Execer, as []*Attempt) er
 	if len(as) == 0 {
 		return nil
 	}
-	args := make([]any, 0, 13*len(as))
+	args := make([]any, 0, 16*len(as))
 	for _, a := range as {
 		args = append(args, AttemptArgs(a)...)
 	}
@@ -486,7 +488,7 @@ func (s *Store) RescueAsIs(ctx context.Context, f Finishing, leaseUntil, now Mil
 		if err := s.settleDownstream(ctx, tx, f.ID, f.To, now); err != nil {
 			return err
 		}
-		return s.InsertAttempt(ctx, tx, f.History)
+		return s.InsertAttempt(ctx, tx, withMove(f.History, f.From, f.To))
 	})
 }
 
@@ -542,7 +544,10 @@ func (s *Store) Attempts(ctx context.Context, id int64) ([]Attempt, error) {
 			return a.Kind == "attempt" && a.Attempt == row.Attempt && a.Outcome == OutcomeSucceeded
 		})
 		if !recorded {
-			a := Attempt{TaskPK: id, Attempt: row.Attempt, Kind: "attempt", Worker: row.Worker, StartedAt: row.StartedAt, FinishedAt: row.Finished, Outcome: OutcomeSucceeded}
+			// Its move is the task row's: running → succeeded (its trace id
+			// is not stored: a success writes nothing more than its UPDATE).
+			a := Attempt{TaskPK: id, Attempt: row.Attempt, Kind: "attempt", Worker: row.Worker, StartedAt: row.StartedAt, FinishedAt: row.Finished, Outcome: OutcomeSucceeded,
+				From: StateRunning, To: StateSucceeded}
 			if row.ProgressAttempt == row.Attempt {
 				a.Progress, a.ProgressNote, a.ProgressAt = row.Progress, row.ProgressNote, row.ProgressAt
 			}

@@ -37,6 +37,8 @@ const (
 	StateDiscarded   = argotype.StateDiscarded
 	StateBlocked     = argotype.StateBlocked
 	StateSkipped     = argotype.StateSkipped
+	// StateUnrecorded: an attempt row's move before migration 000024.
+	StateUnrecorded = argotype.StateUnrecorded
 )
 
 // OutcomeSucceeded is the outcome of an attempt that succeeded.

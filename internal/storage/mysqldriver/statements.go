@@ -19,9 +19,9 @@ const taskColumns = storage.TaskColumns
 const attemptColumns = "task_pk, attempt, kind, worker, started_at, finished_at, outcome, error_msg, backoff_ms"
 
 // attemptRowColumns are attemptColumns, the attempt's last progress
-// (migration 000019) and its error code (000021): the columns argo writes
-// and reads.
-const attemptRowColumns = attemptColumns + ", progress, progress_note, progress_at, error_code"
+// (migration 000019), its error code (000021) and its move and trace id
+// (000024): the columns argo writes and reads.
+const attemptRowColumns = attemptColumns + ", progress, progress_note, progress_at, error_code, from_state, to_state, trace_id"
 
 // The state sets the statements name (storage's sets, rendered).
 var (
@@ -110,7 +110,7 @@ func ExtendLeases(n int) string {
 // holds the finish's fence (the INSERT share-locks the row, so it cannot
 // change before the UPDATE that follows it in the same one-trip batch):
 // arguments AttemptArgs, then the fence (id, shard, state, owner, attempt).
-const InsertAttemptIfFenced = "INSERT INTO argo_task_attempt (" + attemptRowColumns + ") SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM argo_task" + fence
+const InsertAttemptIfFenced = "INSERT INTO argo_task_attempt (" + attemptRowColumns + ") SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM argo_task" + fence
 
 // rowwiseIsolation is the isolation level of row-wise transactions (claim
 // takes, held starts): no gap locks.
@@ -130,7 +130,7 @@ var statements = &storage.Statements{
 	TaskAttempts:        "SELECT id, " + attemptRowColumns + " FROM argo_task_attempt WHERE task_pk = ? ORDER BY id",
 	AttemptOnTaskRow:    "SELECT task_status, execute_times, attempt_started_at, attempt_worker, gmt_modified, progress, progress_note, progress_at, progress_attempt FROM argo_task WHERE id = ?",
 	InsertAttempts: func(n int) string {
-		return "INSERT INTO argo_task_attempt (" + attemptRowColumns + ") VALUES " + strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", n), ", ")
+		return "INSERT INTO argo_task_attempt (" + attemptRowColumns + ") VALUES " + strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", n), ", ")
 	},
 
 	CountRefusedTransition: "INSERT INTO argo_refused_transition (source, from_state, to_state, refused) VALUES (?, ?, ?, 1) ON DUPLICATE KEY UPDATE refused = refused + 1",
@@ -237,6 +237,7 @@ var statements = &storage.Statements{
 		{Migration: "000021_error_code.up.sql", Query: "SELECT source, from_state, to_state, refused FROM argo_refused_transition WHERE 1=0"},
 		{Migration: "000022_operator_accounts.up.sql", Query: "SELECT db_account FROM argo_operator_action WHERE 1=0"},
 		{Migration: "000022_operator_accounts.up.sql", Query: "SELECT requested_account FROM argo_discard_request WHERE 1=0"},
+		{Migration: "000024_attempt_transitions.up.sql", Query: "SELECT from_state, to_state, trace_id FROM argo_task_attempt WHERE 1=0"},
 		{Migration: "000005_operator_trail.up.sql", Query: "SELECT " + operatorActionColumns + " FROM argo_operator_action WHERE 1=0"},
 		{Migration: "000005_operator_trail.up.sql", Query: "SELECT pending_task, " + discardRequestColumns + " FROM argo_discard_request WHERE 1=0"},
 		{Migration: "000008_order_key.up.sql", Query: "SELECT order_key, order_open FROM argo_task FORCE INDEX (idx_order_open) WHERE 1=0"},

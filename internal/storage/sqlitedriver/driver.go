@@ -55,6 +55,9 @@ func (d *Driver) TxOptions(sql.IsolationLevel) *sql.TxOptions { return nil }
 
 // Claim leases the due rows in scope with one UPDATE … RETURNING in a
 // write transaction; RETURNING gives the rows as claimed, in no order.
+// They are claimed only if the transaction commits: RETURNING gives them
+// before the COMMIT, which can still fail (the context ended, the file
+// busy) and roll them back, so a failed claim returns none of them.
 func (d *Driver) Claim(ctx context.Context, conn storage.Conn, c storage.ClaimRequest) ([]*storage.Task, error) {
 	args := append([]any{c.Owner, c.LeaseUntil, c.Now, c.DueBy, c.Now}, c.ScopeArgs...)
 	args = append(args, c.Limit)
@@ -63,7 +66,10 @@ func (d *Driver) Claim(ctx context.Context, conn storage.Conn, c storage.ClaimRe
 		tasks = nil
 		return tx.SelectContext(ctx, &tasks, Claim(c.Scope), args...)
 	})
-	return tasks, err
+	if err != nil {
+		return nil, err
+	}
+	return tasks, nil
 }
 
 // ExecRowwise runs query once per row in one write transaction (which

@@ -17,9 +17,9 @@ const taskColumns = storage.TaskColumns
 const attemptColumns = "task_pk, attempt, kind, worker, started_at, finished_at, outcome, error_msg, backoff_ms"
 
 // attemptRowColumns are attemptColumns, the attempt's last progress
-// (migration 000019) and its error code (000021): the columns argo writes
-// and reads.
-const attemptRowColumns = attemptColumns + ", progress, progress_note, progress_at, error_code"
+// (migration 000019), its error code (000021) and its move and trace id
+// (000024): the columns argo writes and reads.
+const attemptRowColumns = attemptColumns + ", progress, progress_note, progress_at, error_code, from_state, to_state, trace_id"
 
 // The state sets the statements name (storage's sets, rendered).
 var (
@@ -113,7 +113,7 @@ var statements = &storage.Statements{
 	TaskAttempts:        "SELECT id, " + attemptRowColumns + " FROM argo_task_attempt WHERE task_pk = ? ORDER BY id",
 	AttemptOnTaskRow:    "SELECT task_status, execute_times, attempt_started_at, attempt_worker, gmt_modified, progress, progress_note, progress_at, progress_attempt FROM argo_task WHERE id = ?",
 	InsertAttempts: func(n int) string {
-		return "INSERT INTO argo_task_attempt (" + attemptRowColumns + ") VALUES " + strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", n), ", ")
+		return "INSERT INTO argo_task_attempt (" + attemptRowColumns + ") VALUES " + strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", n), ", ")
 	},
 
 	CountRefusedTransition: "INSERT INTO argo_refused_transition (source, from_state, to_state, refused) VALUES (?, ?, ?, 1) ON CONFLICT (source, from_state, to_state) DO UPDATE SET refused = refused + 1",
@@ -219,6 +219,7 @@ var statements = &storage.Statements{
 		{Migration: "000021_error_code.up.sql", Query: "SELECT source, from_state, to_state, refused FROM argo_refused_transition WHERE 1=0"},
 		{Migration: "000022_operator_accounts.up.sql", Query: "SELECT db_account FROM argo_operator_action WHERE 1=0"},
 		{Migration: "000022_operator_accounts.up.sql", Query: "SELECT requested_account FROM argo_discard_request WHERE 1=0"},
+		{Migration: "000024_attempt_transitions.up.sql", Query: "SELECT from_state, to_state, trace_id FROM argo_task_attempt WHERE 1=0"},
 		{Migration: "000005_operator_trail.up.sql", Query: "SELECT " + operatorActionColumns + " FROM argo_operator_action WHERE 1=0"},
 		{Migration: "000005_operator_trail.up.sql", Query: "SELECT pending_task, " + discardRequestColumns + " FROM argo_discard_request WHERE 1=0"},
 		{Migration: "000008_order_key.up.sql", Query: "SELECT order_key FROM argo_task INDEXED BY idx_order_open WHERE order_key IS NOT NULL AND task_status IN " + storage.StateSet(storage.OrderHoldingStates...) + " AND 1=0"},

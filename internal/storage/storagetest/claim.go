@@ -22,6 +22,7 @@ func claimCases() []testCase {
 		{"FenceSkipsRowChangedSinceRead", claimFence},
 		{"ByIDTakesOnlyClaimableRows", claimByIDOnlyClaimable},
 		{"SubmittedTakesOnlyItsOwnRow", claimSubmittedOnlyItsOwnRow},
+		{"NotCommittedTakesNothing", claimNotCommittedTakesNothing}, // claim_commit.go
 	}
 }
 

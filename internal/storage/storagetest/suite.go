@@ -116,7 +116,8 @@ func areas() []struct {
 		{"Backlog", backlogCases()},
 		{"Progress", progressCases()},
 		{"ErrorCode", errorCodeCases()},
-		{"Rekey", rekeyCases()}, // rekey.go
+		{"Transitions", transitionCases()}, // transitions.go
+		{"Rekey", rekeyCases()},            // rekey.go
 		{"FairShare", fairShareCases()},
 		{"ShardKey", shardKeyCases()}, // shard_key.go
 	}
