@@ -104,7 +104,7 @@ func (in *Inspector) Rekey(ctx context.Context, c *Cipher, opt RekeyOptions) (Re
 				rep.Unreadable[id]++
 				continue
 			}
-			rw = append(rw, storage.Rewrite{ID: r.ID, Old: r.Parameter, New: seal(k.enc, k.encID, r.Name, r.Tenant, plain)})
+			rw = append(rw, storage.Rewrite{ID: r.ID, Shard: r.Shard, Old: r.Parameter, New: seal(k.enc, k.encID, r.Name, r.Tenant, plain)})
 		}
 		if opt.DryRun || len(rw) == 0 {
 			rep.Rekeyed += len(rw)

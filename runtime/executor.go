@@ -62,7 +62,7 @@ func (rt *Runtime) run(callerCtx context.Context, t *Task, h *TaskDef, sync, pok
 	defer rt.attempts.Done()
 	slot := &workerSlot{rt: rt, held: !sync, poke: poke}
 	defer slot.free()
-	lease := leaseKey{ID: t.ID, Attempt: t.ExecuteTimes}
+	lease := leaseKey{ID: t.ID, Shard: t.ShardKey, Attempt: t.ExecuteTimes}
 	rt.leases.add(lease, rt.leaseSentAt(t.LeaseUntil))
 	defer rt.leases.remove(lease)
 	if t.State == StateFallingBack {
@@ -264,13 +264,13 @@ func (rt *Runtime) fallbackNow(t *Task, h *TaskDef) {
 		return
 	}
 	now := rt.now()
-	ft, err := rt.store.ClaimByID(rt.ctx, t.ID, StateExhausted, rt.cfg.InstanceID, toMillis(now), toMillis(now.Add(rt.cfg.LeaseDuration)))
+	ft, err := rt.store.ClaimByID(rt.ctx, t.ID, t.ShardKey, StateExhausted, rt.cfg.InstanceID, toMillis(now), toMillis(now.Add(rt.cfg.LeaseDuration)))
 	if err != nil || ft == nil {
 		rt.release()
 		rt.poke()
 		return
 	}
-	lease := leaseKey{ID: ft.ID, Attempt: ft.ExecuteTimes}
+	lease := leaseKey{ID: ft.ID, Shard: ft.ShardKey, Attempt: ft.ExecuteTimes}
 	rt.leases.add(lease, rt.leaseSentAt(ft.LeaseUntil))
 	defer rt.leases.remove(lease)
 	defer rt.release()
@@ -314,7 +314,7 @@ func (rt *Runtime) runFallback(t *Task, h *TaskDef) {
 		rt.record(finishing{Fence: f, To: StateExhausted, Due: toMillis(rt.now().Add(rt.cfg.UnknownTaskDelay)), FallbackErr: &msg})
 		return
 	}
-	lease := leaseKey{ID: t.ID, Attempt: t.ExecuteTimes}
+	lease := leaseKey{ID: t.ID, Shard: t.ShardKey, Attempt: t.ExecuteTimes}
 	ctx, running := rt.leases.start(context.WithValue(withAttempt(rt.workCtx, t.ID, t.ExecuteTimes, t.Name), fallbackCauseKey{}, errors.New(t.ErrorMsg)), lease, t.Name, "fallback")
 	ctx, span := rt.startTaskSpan(ctx, t, "fallback")
 	hist.TraceID = spanTraceID(span) // transitions.go
@@ -451,11 +451,11 @@ func (rt *Runtime) record(f finishing) bool {
 	// Keep renewing the lease until the outcome lands, so that the rescuer
 	// does not take back (and re-run) an attempt that did run.
 	// (The attempt's run holds the lease still: it keeps its deadline.)
-	rt.leases.add(leaseKey{ID: f.ID, Attempt: f.Attempt}, time.Time{})
+	rt.leases.add(leaseKey{ID: f.ID, Shard: f.Shard, Attempt: f.Attempt}, time.Time{})
 	rt.loops.Add(1)
 	go func() {
 		defer rt.loops.Done()
-		defer rt.leases.remove(leaseKey{ID: f.ID, Attempt: f.Attempt})
+		defer rt.leases.remove(leaseKey{ID: f.ID, Shard: f.Shard, Attempt: f.Attempt})
 		wait := 100 * time.Millisecond
 		deadline := time.Now().Add(rt.cfg.ShutdownTimeout)
 		for {

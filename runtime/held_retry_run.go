@@ -33,7 +33,7 @@ func (rt *Runtime) workerFreed() {
 // worker within heldWorkerWait of its due time, the attempt is given back
 // unrun. The held retries registered it with Stop (register).
 func (rt *Runtime) runWhenFree(t *Task, h *TaskDef, due time.Time) {
-	lease := leaseKey{ID: t.ID, Attempt: t.ExecuteTimes}
+	lease := leaseKey{ID: t.ID, Shard: t.ShardKey, Attempt: t.ExecuteTimes}
 	rt.leases.add(lease, rt.leaseSentAt(t.LeaseUntil))
 	go func() {
 		defer rt.leases.remove(lease)

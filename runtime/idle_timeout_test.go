@@ -61,7 +61,7 @@ func TestCutOffTransactionReleasesItsLocks(t *testing.T) {
 	now := toMillis(time.Now())
 	up := sampleTask("idle.up", StatePending, now, 0)
 	mustInsert(t, direct, up)
-	claimed, err := direct.ClaimByID(ctx, up.ID, StatePending, "w", now, now+600_000)
+	claimed, err := direct.ClaimByID(ctx, up.ID, up.ShardKey, StatePending, "w", now, now+600_000)
 	if err != nil || claimed == nil {
 		t.Fatalf("claim: %+v, %v", claimed, err)
 	}

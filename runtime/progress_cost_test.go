@@ -47,10 +47,17 @@ func BenchmarkAttemptProgressUnusedParallel(b *testing.B) {
 }
 
 // progressRegistered reports whether the set holds a box for k.
+// The set's keys carry the row's shard (leaseKey.Shard), which an attempt's
+// context does not give: k is matched on its task and attempt.
 func progressRegistered(rt *Runtime, k leaseKey) bool {
 	rt.progress.mu.Lock()
 	defer rt.progress.mu.Unlock()
-	return rt.progress.m[k] != nil
+	for key, box := range rt.progress.m {
+		if key.ID == k.ID && key.Attempt == k.Attempt && box != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // progressSetLen is how many boxes the set holds.

@@ -227,7 +227,7 @@ func (rt *Runtime) SubmitTx(ctx context.Context, tx Execer, c Call) (int64, erro
 	}
 	rt.metricSubmitted(t.Name)
 	if rt.startsOutsideClaim(c, t, rt.handler(t.Name)) {
-		rt.watchCommit(t.ID, token, t.ExecuteTime.Time())
+		rt.watchCommit(t.ID, t.ShardKey, token, t.ExecuteTime.Time())
 	} else {
 		rt.scheduleWake(t.ExecuteTime.Time())
 		rt.holdSoon(t.ExecuteTime.Time())

@@ -34,7 +34,7 @@ func (rt *Runtime) confirmResolvedLease(callerCtx context.Context, t *Task) bool
 	ctx, cancel := storage.ResolveContext(callerCtx, storage.SubmitResolveFloor)
 	defer cancel()
 	until := toMillis(rt.now().Add(rt.cfg.LeaseDuration))
-	ok, err := rt.store.ConfirmSubmitLease(ctx, t.ID, rt.cfg.InstanceID, until)
+	ok, err := rt.store.ConfirmSubmitLease(ctx, t.ID, t.ShardKey, rt.cfg.InstanceID, until)
 	if err != nil || !ok {
 		rt.log.Warn("argo: submitted task persisted, but not run at once: its lease could not be renewed after its INSERT took long or its answer was lost", "task_id", t.ID, "task", t.Name, "error", err)
 		return false

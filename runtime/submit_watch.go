@@ -23,8 +23,9 @@ var watchClaimBegins atomic.Pointer[func(id int64)]
 // up, and SQLite hands it to the next INSERT, another call's row, which the
 // watcher must leave to the claim (and its order gate, flow control and
 // dependencies). After two poll intervals it gives up: the poller will find
-// the row if it ever commits. due is the row's execute_time.
-func (rt *Runtime) watchCommit(id int64, token []byte, due time.Time) {
+// the row if it ever commits. shard is the row's shard_key, due its
+// execute_time.
+func (rt *Runtime) watchCommit(id int64, shard int, token []byte, due time.Time) {
 	rt.loops.Add(1)
 	go func() {
 		defer rt.loops.Done()
@@ -56,7 +57,7 @@ func (rt *Runtime) watchCommit(id int64, token []byte, due time.Time) {
 			if f := watchClaimBegins.Load(); f != nil {
 				(*f)(id)
 			}
-			t, err := rt.claimSubmitted(id, token, due)
+			t, err := rt.claimSubmitted(id, shard, token, due)
 			if err != nil || t == nil {
 				rt.unreserve(1)
 				return
@@ -88,14 +89,14 @@ const claimSubmittedBound = 5 * time.Second
 // before the row's due time found the row not due and left it to the
 // poller, a poll interval later (one run in ten of
 // TestStopDuringCommitWatchClaimLeavesNoOrphan).
-func (rt *Runtime) claimSubmitted(id int64, token []byte, due time.Time) (*Task, error) {
+func (rt *Runtime) claimSubmitted(id int64, shard int, token []byte, due time.Time) (*Task, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(rt.ctx), min(rt.cfg.LeaseDuration, claimSubmittedBound))
 	defer cancel()
 	now := rt.now()
 	if now.Before(due) {
 		now = due
 	}
-	t, err := rt.store.ClaimSubmitted(ctx, id, token, rt.cfg.InstanceID, toMillis(now), toMillis(now.Add(rt.cfg.LeaseDuration)))
+	t, err := rt.store.ClaimSubmitted(ctx, id, shard, token, rt.cfg.InstanceID, toMillis(now), toMillis(now.Add(rt.cfg.LeaseDuration)))
 
 	var unknown *storage.ClaimUnknownError
 	if errors.As(err, &unknown) && rt.ctx.Err() != nil {

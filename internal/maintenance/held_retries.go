@@ -55,7 +55,7 @@ type heldStore interface {
 	StartHeld(ctx context.Context, owner string, holds []storage.HeldStart, leaseUntil, now storage.Millis) ([]bool, error)
 	ResolveHeldStart(ctx context.Context, owner string, holds []storage.HeldStart, leaseUntil, now storage.Millis) ([]bool, error)
 	OutcomeKnown(err error) bool
-	ReleaseHolds(ctx context.Context, owner string, ids []int64) error
+	ReleaseHolds(ctx context.Context, owner string, keys []storage.RowKey) error
 	DeadHolds(ctx context.Context, self string, cutoff, now storage.Millis) ([]storage.DeadHold, error)
 }
 
@@ -441,9 +441,9 @@ func (hs *HeldRetries[H]) giveBack(es []*heldRetry[H]) {
 	if len(es) == 0 {
 		return
 	}
-	ids := make([]int64, len(es))
+	ids := make([]storage.RowKey, len(es))
 	for i, e := range es {
-		ids[i] = e.t.ID
+		ids[i] = storage.RowKey{ID: e.t.ID, Shard: e.t.ShardKey}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), HeldGiveBackTimeout)
 	defer cancel()

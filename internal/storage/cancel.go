@@ -76,7 +76,7 @@ func (s *Store) Cancel(ctx context.Context, id int64, reason, who string, now Mi
 		}
 		var n int64
 		err = s.write(ctx, func(tx *sqlx.Tx) error {
-			res, err := tx.ExecContext(ctx, s.sql.Cancel, stored, now, id, t.State, t.LeaseOwner, t.ExecuteTimes)
+			res, err := tx.ExecContext(ctx, s.sql.Cancel, stored, now, id, t.ShardKey, t.State, t.LeaseOwner, t.ExecuteTimes)
 			if err != nil {
 				return err
 			}

@@ -44,7 +44,7 @@ func TakeRowwise(ctx context.Context, d Driver, conn Conn, owner string, now, du
 	}
 	rows := make([][]any, len(byID))
 	for i, t := range byID {
-		rows[i] = []any{owner, leaseUntil, now, t.ID, t.State, t.ExecuteTimes, dueBy, now}
+		rows[i] = []any{owner, leaseUntil, now, t.ID, t.ShardKey, t.State, t.ExecuteTimes, dueBy, now}
 	}
 	changed, err := d.ExecRowwise(ctx, conn, d.SQL().ClaimTake, rows)
 	if err != nil {

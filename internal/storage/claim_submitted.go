@@ -15,20 +15,21 @@ import "context"
 // no attempt to run: it returns a *ClaimUnknownError naming the row as the
 // claim wrote it, which this Store remembers to give back
 // (GiveBackPendingClaims), as for any claim whose outcome is unknown.
-func (s *Store) ClaimSubmitted(ctx context.Context, id int64, token []byte, owner string, now, leaseUntil Millis) (*Task, error) {
+// shard is the row's shard_key as the submit wrote it (Task.ShardKey).
+func (s *Store) ClaimSubmitted(ctx context.Context, id int64, shard int, token []byte, owner string, now, leaseUntil Millis) (*Task, error) {
 	// The row as the submit wrote it: pending, no attempt yet.
-	asSubmitted := []*Task{{ID: id, State: StatePending}}
+	asSubmitted := []*Task{{ID: id, ShardKey: shard, State: StatePending}}
 	leaseUntil = s.claimLease(leaseUntil) // claim_unknown.go
-	n, err := s.exec(ctx, s.sql.ClaimSubmitted, owner, leaseUntil, now, id, token, now, now)
+	n, err := s.exec(ctx, s.sql.ClaimSubmitted, owner, leaseUntil, now, id, shard, token, now, now)
 	if err != nil {
 		return nil, s.noteClaim(ClaimUnknown(s.d, err, owner, now, leaseUntil, asSubmitted))
 	}
 	if n == 0 {
 		return nil, nil
 	}
-	t, err := s.Get(ctx, id)
+	t, err := s.getOnShard(ctx, id, shard)
 	if err != nil { // taken, but not read back: nothing will run it
-		taken := MaybeClaimed{ID: id, From: StatePending, Owner: owner, LeaseUntil: leaseUntil, Modified: now}
+		taken := MaybeClaimed{ID: id, Shard: shard, From: StatePending, Owner: owner, LeaseUntil: leaseUntil, Modified: now}
 		return nil, s.noteClaim(&ClaimUnknownError{Rows: []MaybeClaimed{taken}, Err: err})
 	}
 	if t.LeaseOwner != owner || !t.State.Leased() {

@@ -27,6 +27,7 @@ import (
 // written it.
 type MaybeClaimed struct {
 	ID         int64
+	Shard      int    // the row's shard_key
 	From       State  // the row's state as read: pending, retrying or exhausted
 	Attempt    int    // execute_times as read
 	Owner      string // the claim's owner
@@ -65,7 +66,7 @@ func ClaimUnknown(d Driver, err error, owner string, now, leaseUntil Millis, can
 	}
 	rows := make([]MaybeClaimed, len(cands))
 	for i, t := range cands {
-		rows[i] = MaybeClaimed{ID: t.ID, From: t.State, Attempt: t.ExecuteTimes, Owner: owner, LeaseUntil: leaseUntil, Modified: now}
+		rows[i] = MaybeClaimed{ID: t.ID, Shard: t.ShardKey, From: t.State, Attempt: t.ExecuteTimes, Owner: owner, LeaseUntil: leaseUntil, Modified: now}
 	}
 	return &ClaimUnknownError{Rows: rows, Err: err}
 }
@@ -74,7 +75,7 @@ func ClaimUnknown(d Driver, err error, owner string, now, leaseUntil Millis, can
 // row back as it was before the claim (its state and attempt count), not
 // leased, only while it is exactly as the claim wrote it.
 const giveBackUnclaimed = "UPDATE argo_task SET task_status = ?, execute_times = ?, lease_owner = '', lease_until = 0, gmt_modified = ?" +
-	" WHERE id = ? AND task_status = ? AND lease_owner = ? AND execute_times = ? AND lease_until = ? AND gmt_modified = ?"
+	" WHERE id = ? AND shard_key = ? AND task_status = ? AND lease_owner = ? AND execute_times = ? AND lease_until = ? AND gmt_modified = ?"
 
 // GiveBackUnclaimed gives back the rows of a claim whose outcome was
 // unknown that it did take (see above), at now, and returns how many it
@@ -86,7 +87,7 @@ func (s *Store) GiveBackUnclaimed(ctx context.Context, rows []MaybeClaimed, now 
 	for i, m := range rows {
 		state, attempt := m.claimed()
 		n, err := s.exec(ctx, giveBackUnclaimed, m.From, m.Attempt, now,
-			m.ID, state, m.Owner, attempt, m.LeaseUntil, m.Modified)
+			m.ID, m.Shard, state, m.Owner, attempt, m.LeaseUntil, m.Modified)
 		if err != nil {
 			return gave, rows[i:], err
 		}

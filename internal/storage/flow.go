@@ -344,6 +344,9 @@ func (s *Store) takeFlow(ctx context.Context, tx *sqlx.Tx, c FlowClaim, byID []*
 	}
 	args = append(args, ids...)
 	for _, t := range byID {
+		args = append(args, t.ShardKey)
+	}
+	for _, t := range byID {
 		args = append(args, t.ID, t.State, t.ExecuteTimes)
 	}
 	res, err := tx.ExecContext(ctx, s.sql.FlowTakeAll(len(byID)), append(args, c.Now, c.Now)...)
@@ -360,10 +363,11 @@ func (s *Store) takeFlow(ctx context.Context, tx *sqlx.Tx, c FlowClaim, byID []*
 	var rows []struct {
 		ID      int64  `db:"id"`
 		Attempt int    `db:"execute_times"`
+		Shard   int    `db:"shard_key"`
 		Owner   string `db:"lease_owner"`
 		State   State  `db:"task_status"`
 	}
-	if err := tx.SelectContext(ctx, &rows, s.sql.LeaseHolders(len(ids)), ids...); err != nil {
+	if err := tx.SelectContext(ctx, &rows, s.sql.LeaseHolders(len(ids)), append(ids, shardArgs(byID)...)...); err != nil {
 		return nil, err
 	}
 	now := map[int64]int{}

@@ -170,6 +170,9 @@ func (s *Store) claimFlowBatched(ctx context.Context, fb FlowBatcher, c FlowClai
 			args = append(args, t.ID)
 		}
 		for _, t := range byID {
+			args = append(args, t.ShardKey)
+		}
+		for _, t := range byID {
 			args = append(args, t.ID, t.State, t.ExecuteTimes)
 		}
 		writes = append(writes, FlowQuery{s.sql.FlowTakeAll(len(byID)), append(args, c.Now, c.Now)})

@@ -78,10 +78,10 @@ type HeldStart struct {
 // ReleaseHolds gives held retries and held scheduled calls back to every
 // instance (at Stop): they stay retrying or pending and due, with no owner. By primary key: only those rows
 // are locked.
-func (s *Store) ReleaseHolds(ctx context.Context, owner string, ids []int64) error {
-	if len(ids) == 0 {
+func (s *Store) ReleaseHolds(ctx context.Context, owner string, keys []RowKey) error {
+	if len(keys) == 0 {
 		return nil
 	}
-	_, err := s.exec(ctx, s.sql.ReleaseHolds(len(ids)), append([]any{owner}, anySlice(ids)...)...)
+	_, err := s.exec(ctx, s.sql.ReleaseHolds(len(keys)), append([]any{owner}, RowKeyArgs(keys)...)...)
 	return err
 }

@@ -62,14 +62,14 @@ func (s *Store) requeueSkippedKeyed(ctx context.Context, tx *sqlx.Tx, old, fresh
 		if err := s.insertRequeueEdges(ctx, tx, task.ID, deps, now); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, "UPDATE argo_task SET requeued_to = ?, unique_key = NULL WHERE id = ? AND task_status = "+skipped+" AND requeued_to IS NULL", task.ID, id)
+		res, err := tx.ExecContext(ctx, "UPDATE argo_task SET requeued_to = ?, unique_key = NULL WHERE id = ? AND shard_key = ? AND task_status = "+skipped+" AND requeued_to IS NULL", task.ID, id, row.ShardKey)
 		if err != nil {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n != 1 {
 			return errRequeueRaced
 		}
-		if _, err := tx.ExecContext(ctx, s.sql.LinkRequeued, id, row.UniqueKey, task.ID); err != nil {
+		if _, err := tx.ExecContext(ctx, s.sql.LinkRequeued, id, row.UniqueKey, task.ID, task.ShardKey); err != nil {
 			return err
 		}
 		if err := s.repointEdges(ctx, tx, task.ID, id, back); err != nil {

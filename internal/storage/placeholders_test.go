@@ -454,7 +454,7 @@ func itemArgs(it string, n int, stated map[string]docArg) (int, error) {
 	switch {
 	case it == "twice":
 		return 0, nil // the caller repeats the item before
-	case it == "the n " || regexp.MustCompile(`^the (n|known) \w+$`).MatchString(it):
+	case it == "the n " || regexp.MustCompile(`^the (n|known) \w+( \w+)?$`).MatchString(it):
 		return n, nil
 	case groupOf.MatchString(it):
 		return n * len(strings.Split(groupOf.FindStringSubmatch(it)[1], ",")), nil

@@ -20,14 +20,15 @@ import (
 // encryptedPattern matches an encrypted task_parameter (runtime.EncryptedPrefix).
 const encryptedPattern = "argo:enc:%"
 
-const rekeyBatch = `SELECT id, task_id, tenant, CASE WHEN task_parameter LIKE '` + encryptedPattern + `' THEN task_parameter ELSE '' END AS task_parameter
+const rekeyBatch = `SELECT id, shard_key, task_id, tenant, CASE WHEN task_parameter LIKE '` + encryptedPattern + `' THEN task_parameter ELSE '' END AS task_parameter
  FROM argo_task WHERE id > ? ORDER BY id LIMIT ?`
 
-const rekeyRewrite = `UPDATE argo_task SET task_parameter = ? WHERE id = ? AND task_parameter = ?`
+const rekeyRewrite = `UPDATE argo_task SET task_parameter = ? WHERE id = ? AND shard_key = ? AND task_parameter = ?`
 
 // SealedRow is one row a rekey batch read.
 type SealedRow struct {
 	ID        int64  `db:"id"`
+	Shard     int    `db:"shard_key"`
 	Name      string `db:"task_id"`
 	Tenant    string `db:"tenant"`
 	Parameter string `db:"task_parameter"` // "" unless encrypted
@@ -44,6 +45,7 @@ func (s *Store) RekeyBatch(ctx context.Context, after int64, limit int) ([]Seale
 // Rewrite is one fenced rewrite of a row's arguments.
 type Rewrite struct {
 	ID       int64
+	Shard    int // the row's shard_key (SealedRow.Shard)
 	Old, New string
 }
 
@@ -55,7 +57,7 @@ func (s *Store) RewriteParameters(ctx context.Context, rw []Rewrite) ([]int64, e
 	err := s.write(ctx, func(tx *sqlx.Tx) error {
 		done = done[:0]
 		for _, r := range rw {
-			res, err := tx.ExecContext(ctx, rekeyRewrite, r.New, r.ID, r.Old)
+			res, err := tx.ExecContext(ctx, rekeyRewrite, r.New, r.ID, r.Shard, r.Old)
 			if err != nil {
 				return err
 			}

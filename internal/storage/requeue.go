@@ -111,14 +111,14 @@ func (s *Store) RequeueAsNew(ctx context.Context, id int64, reason, who string, 
 		if err := s.insertRequeueEdges(ctx, tx, fresh.ID, deps, now); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, s.sql.MarkRequeued, fresh.ID, id)
+		res, err := tx.ExecContext(ctx, s.sql.MarkRequeued, fresh.ID, id, old.ShardKey)
 		if err != nil {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return errRequeueRaced
 		}
-		if _, err := tx.ExecContext(ctx, s.sql.LinkRequeued, id, old.UniqueKey, fresh.ID); err != nil {
+		if _, err := tx.ExecContext(ctx, s.sql.LinkRequeued, id, old.UniqueKey, fresh.ID, fresh.ShardKey); err != nil {
 			return err
 		}
 		newID = fresh.ID

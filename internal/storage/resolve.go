@@ -247,15 +247,16 @@ func (s *Store) SubmitTokenID(ctx context.Context, token []byte) (int64, error) 
 // ConfirmSubmitLease renews the lease of a row this instance wrote leased
 // for its first attempt, found only by resolution: it runs only if the row
 // is still that first attempt, leased by owner (not rescued meanwhile).
-func (s *Store) ConfirmSubmitLease(ctx context.Context, id int64, owner string, leaseUntil Millis) (bool, error) {
-	n, err := s.exec(ctx, s.sql.ConfirmSubmitLease, leaseUntil, id, owner)
+// shard is the row's shard_key (Task.ShardKey).
+func (s *Store) ConfirmSubmitLease(ctx context.Context, id int64, shard int, owner string, leaseUntil Millis) (bool, error) {
+	n, err := s.exec(ctx, s.sql.ConfirmSubmitLease, leaseUntil, id, shard, owner)
 	if err != nil || n == 1 {
 		return n == 1, err
 	}
 	// MySQL counts a row whose lease_until already was leaseUntil (written
 	// in the same millisecond) as unchanged: look again.
 	var held int
-	err = s.db.GetContext(ctx, &held, s.sql.SubmitLeaseHeld, id, owner, leaseUntil)
+	err = s.db.GetContext(ctx, &held, s.sql.SubmitLeaseHeld, id, shard, owner, leaseUntil)
 	return held == 1, err
 }
 
@@ -289,10 +290,10 @@ func (s *Store) ResolveHeldStart(ctx context.Context, owner string, holds []Held
 // readBackHeldStarts sets started[i] for the holds the first (lost) start
 // wrote, judged on their post-state.
 func (s *Store) readBackHeldStarts(ctx context.Context, owner string, holds []HeldStart, started []bool, leaseUntil, now Millis) error {
-	var ids []int64
+	var ids []RowKey
 	for i, h := range holds {
 		if !started[i] {
-			ids = append(ids, h.ID)
+			ids = append(ids, RowKey{ID: h.ID, Shard: h.Shard})
 		}
 	}
 	if len(ids) == 0 {
@@ -306,7 +307,7 @@ func (s *Store) readBackHeldStarts(ctx context.Context, owner string, holds []He
 		LeaseUntil  Millis `db:"lease_until"`
 		GmtModified Millis `db:"gmt_modified"`
 	}
-	if err := s.db.SelectContext(ctx, &rows, s.sql.HeldStartStates(len(ids)), anySlice(ids)...); err != nil {
+	if err := s.db.SelectContext(ctx, &rows, s.sql.HeldStartStates(len(ids)), RowKeyArgs(ids)...); err != nil {
 		return err
 	}
 	for _, r := range rows {
@@ -331,7 +332,7 @@ func (s *Store) FinishLanded(ctx context.Context, f Finishing) (bool, error) {
 			a.TaskPK, a.Attempt, a.Kind, a.Worker, a.StartedAt, a.FinishedAt, a.Outcome)
 		return n > 0, err
 	}
-	t, err := s.Get(ctx, f.ID)
+	t, err := s.getOnShard(ctx, f.ID, f.Shard)
 	if errors.Is(err, ErrNotFound) {
 		return false, nil
 	}

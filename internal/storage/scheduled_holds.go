@@ -37,7 +37,7 @@ func (s *Store) HoldScheduled(ctx context.Context, owner string, now, dueBy Mill
 	byID := SortedByID(cands)
 	rows := make([][]any, len(byID))
 	for i, t := range byID {
-		rows[i] = []any{owner, t.ExecuteTime + holdFor, t.ID, t.ExecuteTimes, t.ExecuteTime, now}
+		rows[i] = []any{owner, t.ExecuteTime + holdFor, t.ID, t.ShardKey, t.ExecuteTimes, t.ExecuteTime, now}
 	}
 	changed, err := s.execRowwise(ctx, s.sql.HoldScheduled, rows)
 	if err != nil {
@@ -57,7 +57,8 @@ func (s *Store) HoldScheduled(ctx context.Context, owner string, now, dueBy Mill
 }
 
 // HoldScheduledSQL holds one scheduled call (Statements.HoldScheduled):
-// arguments owner, hold, then the fence (id, attempt, due time, now).
+// arguments owner, hold, then the fence (id, shard_key, attempt, due
+// time, now).
 func (s *Store) HoldScheduledSQL() string { return s.sql.HoldScheduled }
 
 // scopeCondition renders groups as one condition on task_id and shard_key

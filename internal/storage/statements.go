@@ -4,7 +4,11 @@ package storage
 // driver fills in every field; the Store only passes arguments, in the
 // order each field's comment gives. Fields that are functions build a
 // statement for n rows or around a part the Store renders (a SET list, a
-// Filter's condition). Placeholders are '?'.
+// Filter's condition). Placeholders are '?'. A statement on argo_task by id
+// names the row's shard_key beside it, the argument after the id (n rows:
+// the n ids, then the n shard keys), so that a sharding proxy routes it to
+// one shard (docs/deployment.md); the few that cannot are listed, with the
+// reason, in TestByIDStatementsNameShardKey's exceptions.
 type Statements struct {
 	// InsertTask writes a task row: arguments InsertArgs(t), then the
 	// submit token (argo_task.submit_token).
@@ -18,8 +22,13 @@ type Statements struct {
 	// DeleteBySubmitToken deletes the row written with a submit token
 	// (inside the caller's transaction): argument token.
 	DeleteBySubmitToken string
-	// GetTask reads TaskColumns of one row: argument id.
+	// GetTask reads TaskColumns of one row: argument id. It names no
+	// shard_key: it serves the reads by an id alone (an operator's, which
+	// a sharding proxy scatters; docs/deployment.md).
 	GetTask string
+	// GetTaskOnShard is GetTask for a caller that holds the row's shard
+	// key: arguments id, shard_key.
+	GetTaskOnShard string
 	// TaskState reads task_status of one row: argument id.
 	TaskState string
 	// TaskAttempts reads the argo_task_attempt rows of a task, oldest
@@ -51,14 +60,16 @@ type Statements struct {
 	ClaimDueColumn string
 	// ClaimByID leases one claimable row still in a given state, due and
 	// neither leased nor held: arguments owner, lease_until, now (the
-	// claim's SET), then id, state, now (due by), now (lease ended by).
+	// claim's SET), then id, shard_key, state, now (due by), now (lease
+	// ended by).
 	ClaimByID string
 	// ClaimSubmitted leases the due, pending, unleased row without an order
 	// key that one submit wrote: arguments owner, lease_until, now (the
-	// claim's SET), then id, submit token, now (due by), now (lease ended by).
+	// claim's SET), then id, shard_key, submit token, now (due by), now
+	// (lease ended by).
 	ClaimSubmitted string
 	// ClaimTake leases one candidate still as read: arguments owner,
-	// lease_until, now (the claim's SET), then id, task_status,
+	// lease_until, now (the claim's SET), then id, shard_key, task_status,
 	// execute_times (as read), due by, now (lease ended by).
 	ClaimTake string
 
@@ -72,32 +83,35 @@ type Statements struct {
 	Rescue string
 	// ExtendLeases renews n leases, never shortening one (a renewal landing
 	// after a later one leaves the later end): arguments until, owner, the
-	// n ids, then n (id, execute_times) pairs.
+	// n ids, the n shard keys, then n (id, execute_times) pairs.
 	ExtendLeases func(n int) string
 	// ExtendLeasesProgress(n, p) renews n leases as ExtendLeases(n) does
 	// and writes the progress of p of them (storage.ExtendLeasesProgress;
 	// below, the lists before owner are p long, and p is n): arguments
 	// until, n (id, fraction) pairs, n (id, note) pairs, n (id, at) pairs,
-	// the n ids, owner, the n ids, then n (id, execute_times) pairs.
+	// the n ids, owner, the n ids, the n shard keys, then n (id,
+	// execute_times) pairs.
 	ExtendLeasesProgress func(n, p int) string
-	// LeaseHolders reads id, execute_times, lease_owner, task_status of n
-	// rows: the n ids.
+	// LeaseHolders reads id, shard_key, execute_times, lease_owner,
+	// task_status of n rows: the n ids, then the n shard keys.
 	LeaseHolders func(n int) string
 	// ConfirmSubmitLease renews the lease of a row written leased for its
-	// first attempt, still exactly that: arguments lease_until, id, owner.
+	// first attempt, still exactly that: arguments lease_until, id,
+	// shard_key, owner.
 	ConfirmSubmitLease string
 	// SubmitLeaseHeld counts (0 or 1) that row leased until a given time:
-	// arguments id, owner, lease_until.
+	// arguments id, shard_key, owner, lease_until.
 	SubmitLeaseHeld string
 	// StartHeld starts one held retry or held scheduled call still held:
 	// arguments lease_until, now, then id, shard_key, task_status (retrying
 	// or pending), lease_owner, execute_times, lease_until (the hold).
 	StartHeld string
 	// HeldStartStates reads id, task_status, lease_owner, execute_times,
-	// lease_until, gmt_modified of n rows: the n ids.
+	// lease_until, gmt_modified of n rows: the n ids, then the n shard
+	// keys.
 	HeldStartStates func(n int) string
 	// ReleaseHolds gives n held retries or scheduled calls (waiting rows)
-	// of an owner back: arguments owner, the n ids.
+	// of an owner back: arguments owner, the n ids, the n shard keys.
 	ReleaseHolds func(n int) string
 	// DeadHolds counts, per owner, the live holds of instances not
 	// heartbeating: arguments now, cutoff, self; columns lease_owner,
@@ -107,12 +121,12 @@ type Statements struct {
 	// attempt, kind, worker, started_at, finished_at, outcome.
 	AttemptRecorded string
 
-	// OrphanCandidates reads id, task_id of overdue claimable rows not yet
-	// flagged whose name is none of known names: arguments cutoff, the
-	// flag's LIKE pattern, the known names, limit.
+	// OrphanCandidates reads id, shard_key, task_id of overdue claimable
+	// rows not yet flagged whose name is none of known names: arguments
+	// cutoff, the flag's LIKE pattern, the known names, limit.
 	OrphanCandidates func(known int) string
 	// FlagOrphan sets the error_msg of one row still claimable: arguments
-	// message, id, name.
+	// message, id, shard_key, name.
 	FlagOrphan string
 	// ExpiredLeases reads TaskColumns of leased rows whose lease ended
 	// before now, oldest first: arguments now, limit.
@@ -121,18 +135,21 @@ type Statements struct {
 	// Discard ends a discardable row not requeued: arguments reason, now, id.
 	Discard string
 	// Cancel ends a row as read (cancel.go) as discarded, its lease
-	// cleared: arguments reason, now, id, state, lease owner, attempt.
+	// cleared: arguments reason, now, id, shard_key, state, lease owner,
+	// attempt.
 	Cancel string
 
-	// PurgeCandidates reads ids of purgeable rows changed before a cutoff:
-	// arguments cutoff, limit.
+	// PurgeCandidates reads id, shard_key of purgeable rows changed before
+	// a cutoff: arguments cutoff, limit.
 	PurgeCandidates string
-	// PurgeLock reads again, locked against writers until the transaction
-	// ends, those of n ids still purgeable: arguments cutoff, the n ids.
+	// PurgeLock reads again (id, shard_key), locked against writers until
+	// the transaction ends, those of n rows still purgeable: arguments
+	// cutoff, the n ids, the n shard keys.
 	PurgeLock func(n int) string
-	// DeleteTasks and DeleteAttempts delete n tasks and their attempt rows:
-	// the n ids.
-	DeleteTasks, DeleteAttempts func(n int) string
+	// DeleteTasks deletes n tasks: the n ids, then the n shard keys.
+	DeleteTasks func(n int) string
+	// DeleteAttempts deletes the attempt rows of n tasks: the n ids.
+	DeleteAttempts func(n int) string
 
 	// UpdateInstance records a heartbeat, fenced on the cancel_seq the
 	// instance last saw (0 rows: the row is missing or a cancel moved it;
@@ -212,8 +229,8 @@ type Statements struct {
 	// FlowDue is FlowCandidates reading only the ids.
 	FlowDue func(states, scope string) string
 	// FlowTakeAll takes n candidates at once, each still as read:
-	// arguments owner, lease_until, now (the claim's SET), the n ids, n
-	// (id, task_status, execute_times) triples, due by, now.
+	// arguments owner, lease_until, now (the claim's SET), the n ids, the n
+	// shard keys, n (id, task_status, execute_times) triples, due by, now.
 	FlowTakeAll func(n int) string
 	// FlowCandidatesCounted is FlowCandidates with one more column,
 	// flow_running: FlowRunning of n member names, counted by the same
@@ -239,10 +256,10 @@ type Statements struct {
 	// requeued.)
 	RequeueSource string
 	// MarkRequeued records on such a row the task it was requeued into and
-	// frees its unique key: arguments requeued_to, id.
+	// frees its unique key: arguments requeued_to, id, shard_key.
 	MarkRequeued string
 	// LinkRequeued sets a new row's requeued_from and unique_key: arguments
-	// requeued_from, unique_key, id.
+	// requeued_from, unique_key, id, shard_key (of the new row).
 	LinkRequeued string
 	// RequeueLinks reads requeued_from, requeued_to of one row: argument id.
 	RequeueLinks string
@@ -297,7 +314,8 @@ type Statements struct {
 	ScheduledHoldCandidates func(scope string) string
 	// HoldScheduled holds one scheduled call still as read for its owner's
 	// timer: arguments lease_owner, lease_until (the hold), then id,
-	// execute_times, execute_time (as read), now (lease ended by).
+	// shard_key, execute_times, execute_time (as read), now (lease ended
+	// by).
 	HoldScheduled string
 
 	// DeadLettersByTenant counts CountDeadLetters' rows per tenant (column

@@ -134,17 +134,18 @@ func (s *Store) claimIn(ctx context.Context, owner string, now, dueBy, leaseUnti
 // running or falling back under any owner, finished, or held for its
 // owner's retry is left alone. It returns the claimed row, or nil if the row
 // is not claimable (someone else holds it, it changed, or it is not yet
-// visible).
-func (s *Store) ClaimByID(ctx context.Context, id int64, from State, owner string, now, leaseUntil Millis) (*Task, error) {
+// visible). shard is the row's shard_key (Task.ShardKey), which the
+// statements name beside the id (docs/deployment.md).
+func (s *Store) ClaimByID(ctx context.Context, id int64, shard int, from State, owner string, now, leaseUntil Millis) (*Task, error) {
 	if from != StatePending && from != StateRetrying && from != StateExhausted {
 		return nil, fmt.Errorf("argo: claimByID of task %d from %s: only pending, retrying or exhausted tasks are claimed", id, from)
 	}
 	leaseUntil = s.claimLease(leaseUntil) // claim_unknown.go
-	n, err := s.exec(ctx, s.sql.ClaimByID, owner, leaseUntil, now, id, from, now, now)
+	n, err := s.exec(ctx, s.sql.ClaimByID, owner, leaseUntil, now, id, shard, from, now, now)
 	if err != nil || n == 0 {
 		return nil, err
 	}
-	t, err := s.Get(ctx, id)
+	t, err := s.getOnShard(ctx, id, shard)
 	if err != nil {
 		return nil, err
 	}
@@ -352,12 +353,13 @@ const maxLeaseBatch = 500
 
 func (s *Store) extendLeaseBatch(ctx context.Context, owner string, keys []LeaseKey, prog []LeaseProgress, until, now Millis) (lost, cancelled []LeaseKey, err error) {
 	ids := make([]int64, len(keys))
+	shards := make([]any, len(keys))
 	pairs := make([]any, 0, 2*len(keys))
 	for i, k := range keys {
-		ids[i] = k.ID
+		ids[i], shards[i] = k.ID, k.Shard
 		pairs = append(pairs, k.ID, k.Attempt)
 	}
-	idArgs := anySlice(ids)
+	idArgs := append(anySlice(ids), shards...) // the n ids, the n shard keys
 	q, args := s.sql.ExtendLeases(len(keys)), []any{until}
 	if len(prog) > 0 {
 		q, args = s.sql.ExtendLeasesProgress(len(keys), len(prog)), append(args, progressArgs(prog)...)
@@ -374,6 +376,7 @@ func (s *Store) extendLeaseBatch(ctx context.Context, owner string, keys []Lease
 	// (MySQL counts a row whose lease_until was already until as unchanged).
 	var rows []struct {
 		ID      int64  `db:"id"`
+		Shard   int    `db:"shard_key"`
 		Attempt int    `db:"execute_times"`
 		Owner   string `db:"lease_owner"`
 		State   State  `db:"task_status"`
@@ -385,10 +388,10 @@ func (s *Store) extendLeaseBatch(ctx context.Context, owner string, keys []Lease
 	cancel := map[LeaseKey]bool{}
 	for _, r := range rows {
 		if r.Owner == owner && r.State.Leased() {
-			held[LeaseKey{ID: r.ID, Attempt: r.Attempt}] = true
+			held[LeaseKey{ID: r.ID, Shard: r.Shard, Attempt: r.Attempt}] = true
 		}
 		if cancelledLease(r.State) {
-			cancel[LeaseKey{ID: r.ID, Attempt: r.Attempt}] = true
+			cancel[LeaseKey{ID: r.ID, Shard: r.Shard, Attempt: r.Attempt}] = true
 		}
 	}
 	for _, k := range keys {
@@ -412,8 +415,9 @@ const OrphanMsgPrefix = "no handler registered for task "
 func (s *Store) FlagOrphans(ctx context.Context, known []string, live []string, cutoff, now Millis, limit int) (flagged []string, err error) {
 	args := append([]any{cutoff, OrphanMsgPrefix + "%"}, anySlice(known)...)
 	var rows []struct {
-		ID   int64  `db:"id"`
-		Name string `db:"task_id"`
+		ID    int64  `db:"id"`
+		Shard int    `db:"shard_key"`
+		Name  string `db:"task_id"`
 	}
 	if err := s.db.SelectContext(ctx, &rows, s.sql.OrphanCandidates(len(known)), append(args, limit)...); err != nil {
 		return nil, err
@@ -421,7 +425,7 @@ func (s *Store) FlagOrphans(ctx context.Context, known []string, live []string, 
 	for _, r := range rows {
 		msg := fmt.Sprintf("%s%q on any live instance (%s): deploy code that registers it (for generated code, call its ArgoRegister function), or discard the task with argoctl; it keeps its attempts and runs once a handler exists",
 			OrphanMsgPrefix, r.Name, strings.Join(live, ", "))
-		c, err := s.exec(ctx, s.sql.FlagOrphan, SanitizeErrorText(msg), r.ID, r.Name)
+		c, err := s.exec(ctx, s.sql.FlagOrphan, SanitizeErrorText(msg), r.ID, r.Shard, r.Name)
 		if err != nil {
 			return flagged, err
 		}
@@ -494,6 +498,17 @@ func (s *Store) Get(ctx context.Context, id int64) (*Task, error) {
 	err := s.db.GetContext(ctx, &t, s.sql.GetTask, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: %d", ErrNotFound, id)
+	}
+	return &t, err
+}
+
+// getOnShard reads one task by id and shard key (Statements.GetTaskOnShard):
+// the read of a caller that holds the row's shard key.
+func (s *Store) getOnShard(ctx context.Context, id int64, shard int) (*Task, error) {
+	var t Task
+	err := s.db.GetContext(ctx, &t, s.sql.GetTaskOnShard, id, shard)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%w: %d (shard %d)", ErrNotFound, id, shard)
 	}
 	return &t, err
 }
@@ -581,31 +596,35 @@ func (s *Store) stateChanged(ctx context.Context, id int64, to State, n int64, e
 // requests; a requeued task (dead or discarded) goes once the task it was
 // requeued into is gone or purgeable itself. It returns how many it deleted.
 func (s *Store) Purge(ctx context.Context, cutoff Millis, limit int) (int, error) {
-	var ids []int64
-	if err := s.db.SelectContext(ctx, &ids, s.sql.PurgeCandidates, cutoff, limit); err != nil || len(ids) == 0 {
+	var keys []RowKey
+	if err := s.db.SelectContext(ctx, &keys, s.sql.PurgeCandidates, cutoff, limit); err != nil || len(keys) == 0 {
 		return 0, err
 	}
-	return s.PurgeIDs(ctx, ids, cutoff)
+	return s.PurgeIDs(ctx, keys, cutoff)
 }
 
-// PurgeIDs deletes those of ids still purgeable, with their attempts. A
+// PurgeIDs deletes those of keys still purgeable, with their attempts. A
 // task requeued since it was selected (a discarded one) is left whole: the
 // rows to delete are read again, locked, inside the deleting transaction.
-func (s *Store) PurgeIDs(ctx context.Context, ids []int64, cutoff Millis) (int, error) {
+func (s *Store) PurgeIDs(ctx context.Context, keys []RowKey, cutoff Millis) (int, error) {
 	var n int
 	err := s.write(ctx, func(tx *sqlx.Tx) error {
-		var del []int64
-		if err := tx.SelectContext(ctx, &del, s.sql.PurgeLock(len(ids)), append([]any{cutoff}, anySlice(ids)...)...); err != nil {
+		var del []RowKey
+		if err := tx.SelectContext(ctx, &del, s.sql.PurgeLock(len(keys)), append([]any{cutoff}, RowKeyArgs(keys)...)...); err != nil {
 			return err
 		}
 		n = len(del)
 		if n == 0 {
 			return nil
 		}
-		args := anySlice(del)
-		if _, err := tx.ExecContext(ctx, s.sql.DeleteTasks(n), args...); err != nil {
+		if _, err := tx.ExecContext(ctx, s.sql.DeleteTasks(n), RowKeyArgs(del)...); err != nil {
 			return err
 		}
+		ids := make([]int64, n)
+		for i, k := range del {
+			ids[i] = k.ID
+		}
+		args := anySlice(ids)
 		for _, q := range []string{s.sql.DeleteAttempts(n), s.sql.DeleteOperatorActions(n), s.sql.DeleteDiscardRequests(n)} {
 			if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 				return err

@@ -69,9 +69,12 @@ func ToMillis(t time.Time) Millis { return Millis(t.UnixMilli()) }
 // LeaseKey names one lease an instance holds: a task and the attempt
 // (execute_times) it was taken for. Renewal is fenced on both and on the
 // instance as owner, so a lease that was rescued and claimed again, here or
-// elsewhere, is never extended on behalf of the old attempt.
+// elsewhere, is never extended on behalf of the old attempt. Shard is the
+// row's shard_key, which the renewal names beside the id
+// (docs/deployment.md).
 type LeaseKey struct {
 	ID      int64
+	Shard   int
 	Attempt int
 }
 

@@ -129,6 +129,9 @@ func TakeAllArgs(owner string, now, dueBy, leaseUntil storage.Millis, byID []*st
 		args = append(args, t.ID)
 	}
 	for _, t := range byID {
+		args = append(args, t.ShardKey)
+	}
+	for _, t := range byID {
 		args = append(args, t.ID, t.State, t.ExecuteTimes)
 	}
 	return append(args, dueBy, now)

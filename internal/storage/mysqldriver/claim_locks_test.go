@@ -76,7 +76,7 @@ func TestClaimLocksOnlyRowsItTakes(t *testing.T) {
 		}
 		if !lockingRead {
 			for _, c := range cands {
-				res, err := conn.ExecContext(ctx, s.ClaimFenceSQL(), "me", storage.Millis(5000), storage.Millis(1000), c.ID, c.State, c.ExecuteTimes, storage.Millis(1000), storage.Millis(1000))
+				res, err := conn.ExecContext(ctx, s.ClaimFenceSQL(), "me", storage.Millis(5000), storage.Millis(1000), c.ID, c.ShardKey, c.State, c.ExecuteTimes, storage.Millis(1000), storage.Millis(1000))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -202,7 +202,7 @@ func TestOpenClaimAndHeldStartDoNotBlockInserts(t *testing.T) {
 	// After: the claim's and the held start's statements, as execRowwise runs them.
 	conn := open("READ COMMITTED", func(conn *sqlx.Conn) {
 		for _, c := range due {
-			if _, err := conn.ExecContext(ctx, s.ClaimFenceSQL(), "me", storage.Millis(9000), storage.Millis(1000), c.ID, c.State, c.ExecuteTimes, storage.Millis(1000), storage.Millis(1000)); err != nil {
+			if _, err := conn.ExecContext(ctx, s.ClaimFenceSQL(), "me", storage.Millis(9000), storage.Millis(1000), c.ID, c.ShardKey, c.State, c.ExecuteTimes, storage.Millis(1000), storage.Millis(1000)); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -26,7 +26,7 @@ func claimedTask(t *testing.T, s *storage.Store, name, owner string, now storage
 	if err := s.Insert(ctx, nil, task); err != nil {
 		t.Fatal(err)
 	}
-	ct, err := s.ClaimByID(ctx, task.ID, storage.StatePending, owner, now, now+600_000)
+	ct, err := s.ClaimByID(ctx, task.ID, task.ShardKey, storage.StatePending, owner, now, now+600_000)
 	if err != nil || ct == nil {
 		t.Fatalf("claim task %d: %+v, %v", task.ID, ct, err)
 	}

@@ -98,7 +98,7 @@ func (d *Driver) takeKeyed(ctx context.Context, conn storage.Conn, owner string,
 					continue
 				}
 			}
-			res, err := tx.ExecContext(ctx, ClaimTake, owner, leaseUntil, now, t.ID, t.State, t.ExecuteTimes, dueBy, now)
+			res, err := tx.ExecContext(ctx, ClaimTake, owner, leaseUntil, now, t.ID, t.ShardKey, t.State, t.ExecuteTimes, dueBy, now)
 			if err != nil {
 				return err
 			}

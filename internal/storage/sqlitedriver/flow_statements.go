@@ -31,7 +31,7 @@ func init() {
 		return "SELECT id FROM argo_task WHERE " + "execute_time <= ? AND lease_until <= ? AND task_status IN " + states + " AND " + scope + " ORDER BY execute_time" + limitArg
 	}
 	statements.FlowTakeAll = func(n int) string {
-		return "UPDATE " + byID + " SET " + claimSet + " WHERE id IN " + storage.Placeholders(n) +
+		return "UPDATE " + byID + " SET " + claimSet + " WHERE id IN " + storage.Placeholders(n) + " AND shard_key IN " + storage.Placeholders(n) +
 			" AND (" + strings.TrimSuffix(strings.Repeat("(id = ? AND task_status = ? AND execute_times = ?) OR ", n), " OR ") + ") AND execute_time <= ? AND lease_until <= ?"
 	}
 	statements.SchemaProbes = append(statements.SchemaProbes, storage.SchemaProbe{Migration: "000006_flow_control.up.sql", Query: "SELECT " + storage.FlowColumns + " FROM argo_flow WHERE 1=0"},

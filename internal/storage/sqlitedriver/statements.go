@@ -84,7 +84,7 @@ var OrderGate = "(order_key IS NULL OR NOT EXISTS (SELECT 1 FROM argo_task AS ah
 
 // ClaimTake takes one candidate still as read (Statements.ClaimTake; the
 // SQLite claim itself takes no candidates).
-var ClaimTake = "UPDATE " + byID + " SET " + claimSet + " WHERE id = ? AND task_status = ? AND execute_times = ? AND execute_time <= ? AND lease_until <= ?"
+var ClaimTake = "UPDATE " + byID + " SET " + claimSet + " WHERE id = ? AND shard_key = ? AND task_status = ? AND execute_times = ? AND execute_time <= ? AND lease_until <= ?"
 
 // fence is the WHERE of a fenced finish: the lease the write must still hold.
 const fence = " WHERE id = ? AND shard_key = ? AND task_status = ? AND lease_owner = ? AND execute_times = ?"
@@ -95,7 +95,7 @@ func FinishUpdate(set string) string { return "UPDATE " + byID + " SET " + set +
 // ExtendLeases renews n leases (Statements.ExtendLeases): only rows still
 // leased by the owner at the same attempt.
 func ExtendLeases(n int) string {
-	return "UPDATE " + byID + " SET lease_until = MAX(lease_until, ?) WHERE lease_owner = ? AND task_status IN " + leased + " AND id IN " + storage.Placeholders(n) +
+	return "UPDATE " + byID + " SET lease_until = MAX(lease_until, ?) WHERE lease_owner = ? AND task_status IN " + leased + " AND id IN " + storage.Placeholders(n) + " AND shard_key IN " + storage.Placeholders(n) +
 		" AND (" + strings.TrimSuffix(strings.Repeat("(id = ? AND execute_times = ?) OR ", n), " OR ") + ")"
 }
 
@@ -108,6 +108,7 @@ var statements = &storage.Statements{
 	TaskIDBySubmitToken: "SELECT id FROM argo_task WHERE submit_token = ?",
 	DeleteBySubmitToken: "DELETE FROM argo_task WHERE submit_token = ?",
 	GetTask:             "SELECT " + taskColumns + " FROM argo_task WHERE id = ?",
+	GetTaskOnShard:      "SELECT " + taskColumns + " FROM argo_task WHERE id = ? AND shard_key = ?",
 	TaskState:           "SELECT task_status FROM argo_task WHERE id = ?",
 	TaskAttempts:        "SELECT id, " + attemptRowColumns + " FROM argo_task_attempt WHERE task_pk = ? ORDER BY id",
 	AttemptOnTaskRow:    "SELECT task_status, execute_times, attempt_started_at, attempt_worker, gmt_modified, progress, progress_note, progress_at, progress_attempt FROM argo_task WHERE id = ?",
@@ -118,8 +119,8 @@ var statements = &storage.Statements{
 	CountRefusedTransition: "INSERT INTO argo_refused_transition (source, from_state, to_state, refused) VALUES (?, ?, ?, 1) ON CONFLICT (source, from_state, to_state) DO UPDATE SET refused = refused + 1",
 	RefusedTransitions:     "SELECT source, from_state, to_state, refused FROM argo_refused_transition ORDER BY source, from_state, to_state",
 	ClaimDueColumn:         "execute_time",
-	ClaimByID:              "UPDATE " + byID + " SET " + claimSet + " WHERE id = ? AND task_status = ? AND execute_time <= ? AND lease_until <= ?",
-	ClaimSubmitted:         "UPDATE " + byID + " SET " + claimSet + " WHERE id = ? AND submit_token = ? AND task_status = " + pending + " AND order_key IS NULL AND execute_time <= ? AND lease_until <= ?",
+	ClaimByID:              "UPDATE " + byID + " SET " + claimSet + " WHERE id = ? AND shard_key = ? AND task_status = ? AND execute_time <= ? AND lease_until <= ?",
+	ClaimSubmitted:         "UPDATE " + byID + " SET " + claimSet + " WHERE id = ? AND shard_key = ? AND submit_token = ? AND task_status = " + pending + " AND order_key IS NULL AND execute_time <= ? AND lease_until <= ?",
 	ClaimTake:              ClaimTake,
 
 	FinishUpdate: FinishUpdate,
@@ -129,16 +130,16 @@ var statements = &storage.Statements{
 		return storage.ExtendLeasesProgress(ExtendLeases(n), p)
 	},
 	LeaseHolders: func(n int) string {
-		return "SELECT id, execute_times, lease_owner, task_status FROM argo_task WHERE id IN " + inIDs(n)
+		return "SELECT id, shard_key, execute_times, lease_owner, task_status FROM argo_task WHERE id IN " + inIDs(n) + " AND shard_key IN " + inIDs(n)
 	},
-	ConfirmSubmitLease: "UPDATE " + byID + " SET lease_until = ? WHERE id = ? AND task_status = " + running + " AND lease_owner = ? AND execute_times = 1 AND attempt_started_at = 0",
-	SubmitLeaseHeld:    "SELECT COUNT(*) FROM argo_task WHERE id = ? AND task_status = " + running + " AND lease_owner = ? AND execute_times = 1 AND attempt_started_at = 0 AND lease_until = ?",
+	ConfirmSubmitLease: "UPDATE " + byID + " SET lease_until = ? WHERE id = ? AND shard_key = ? AND task_status = " + running + " AND lease_owner = ? AND execute_times = 1 AND attempt_started_at = 0",
+	SubmitLeaseHeld:    "SELECT COUNT(*) FROM argo_task WHERE id = ? AND shard_key = ? AND task_status = " + running + " AND lease_owner = ? AND execute_times = 1 AND attempt_started_at = 0 AND lease_until = ?",
 	StartHeld:          "UPDATE " + byID + " SET execute_times = execute_times + 1, task_status = " + running + ", lease_until = ?, gmt_modified = ? WHERE id = ? AND shard_key = ? AND task_status = ? AND lease_owner = ? AND execute_times = ? AND lease_until = ?",
 	HeldStartStates: func(n int) string {
-		return "SELECT id, task_status, lease_owner, execute_times, lease_until, gmt_modified FROM argo_task WHERE id IN " + inIDs(n)
+		return "SELECT id, task_status, lease_owner, execute_times, lease_until, gmt_modified FROM argo_task WHERE id IN " + inIDs(n) + " AND shard_key IN " + inIDs(n)
 	},
 	ReleaseHolds: func(n int) string {
-		return "UPDATE " + byID + " SET lease_owner = '', lease_until = 0 WHERE task_status IN " + waiting + " AND lease_owner = ? AND id IN " + inIDs(n)
+		return "UPDATE " + byID + " SET lease_owner = '', lease_until = 0 WHERE task_status IN " + waiting + " AND lease_owner = ? AND id IN " + inIDs(n) + " AND shard_key IN " + inIDs(n)
 	},
 	DeadHolds: "SELECT lease_owner, COUNT(*) AS tasks, MAX(lease_until) AS until_ms FROM argo_task" +
 		" WHERE task_status IN " + waiting + " AND lease_until > ?" +
@@ -147,25 +148,27 @@ var statements = &storage.Statements{
 	AttemptRecorded: "SELECT COUNT(*) FROM argo_task_attempt WHERE task_pk = ? AND attempt = ? AND kind = ? AND worker = ? AND started_at = ? AND finished_at = ? AND outcome = ?",
 
 	OrphanCandidates: func(known int) string {
-		q := "SELECT id, task_id FROM argo_task WHERE task_status IN " + claimable + " AND execute_time <= ? AND error_msg NOT LIKE ?"
+		q := "SELECT id, shard_key, task_id FROM argo_task WHERE task_status IN " + claimable + " AND execute_time <= ? AND error_msg NOT LIKE ?"
 		if known > 0 {
 			q += " AND task_id NOT IN " + storage.Placeholders(known)
 		}
 		return q + limitArg
 	},
-	FlagOrphan:    "UPDATE " + byID + " SET error_msg = ? WHERE id = ? AND task_status IN " + claimable + " AND task_id = ?",
+	FlagOrphan:    "UPDATE " + byID + " SET error_msg = ? WHERE id = ? AND shard_key = ? AND task_status IN " + claimable + " AND task_id = ?",
 	ExpiredLeases: "SELECT " + taskColumns + " FROM argo_task WHERE task_status IN " + leased + " AND lease_until < ? ORDER BY lease_until" + limitArg,
 
 	Discard: "UPDATE " + byID + " SET task_status = " + discarded + ", discard_reason = ?, lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND task_status IN " + discardable + " AND requeued_to IS NULL",
-	Cancel:  "UPDATE " + byID + " SET task_status = " + discarded + ", discard_reason = ?, lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND task_status = ? AND lease_owner = ? AND execute_times = ? AND requeued_to IS NULL",
+	Cancel:  "UPDATE " + byID + " SET task_status = " + discarded + ", discard_reason = ?, lease_owner = '', lease_until = 0, gmt_modified = ? WHERE id = ? AND shard_key = ? AND task_status = ? AND lease_owner = ? AND execute_times = ? AND requeued_to IS NULL",
 
-	PurgeCandidates: "SELECT id FROM argo_task WHERE " + purgeableRow + " AND gmt_modified < ?" + limitArg,
+	PurgeCandidates: "SELECT id, shard_key FROM argo_task WHERE " + purgeableRow + " AND gmt_modified < ?" + limitArg,
 	// No lock clause: the BEGIN IMMEDIATE transaction already excludes
 	// every other writer until the DELETEs.
 	PurgeLock: func(n int) string {
-		return "SELECT id FROM argo_task WHERE " + purgeableRow + " AND gmt_modified < ? AND id IN " + inIDs(n)
+		return "SELECT id, shard_key FROM argo_task WHERE " + purgeableRow + " AND gmt_modified < ? AND id IN " + inIDs(n) + " AND shard_key IN " + inIDs(n)
 	},
-	DeleteTasks:    func(n int) string { return "DELETE FROM argo_task WHERE id IN " + inIDs(n) },
+	DeleteTasks: func(n int) string {
+		return "DELETE FROM argo_task WHERE id IN " + inIDs(n) + " AND shard_key IN " + inIDs(n)
+	},
 	DeleteAttempts: func(n int) string { return "DELETE FROM argo_task_attempt WHERE task_pk IN " + inIDs(n) },
 
 	UpdateInstance: "UPDATE argo_instance SET heartbeat_at = ?, task_names = ?, tenants = ? WHERE instance_id = ? AND cancel_seq = ?",
@@ -226,8 +229,8 @@ var statements = &storage.Statements{
 	RecordMigration:       "INSERT INTO argo_schema_migrations (version, applied_at) VALUES (?, ?)",
 
 	RequeueSource: "SELECT " + taskColumns + " FROM argo_task WHERE id = ?",
-	MarkRequeued:  "UPDATE " + byID + " SET requeued_to = ?, unique_key = NULL WHERE id = ? AND task_status IN " + requeueable + " AND requeued_to IS NULL",
-	LinkRequeued:  "UPDATE " + byID + " SET requeued_from = ?, unique_key = ? WHERE id = ?",
+	MarkRequeued:  "UPDATE " + byID + " SET requeued_to = ?, unique_key = NULL WHERE id = ? AND shard_key = ? AND task_status IN " + requeueable + " AND requeued_to IS NULL",
+	LinkRequeued:  "UPDATE " + byID + " SET requeued_from = ?, unique_key = ? WHERE id = ? AND shard_key = ?",
 	RequeueLinks:  "SELECT requeued_from, requeued_to FROM argo_task WHERE id = ?",
 
 	InsertOperatorAction: "INSERT INTO argo_operator_action (task_pk, action, operator, reason, at, other_task, db_account) VALUES (?, ?, ?, ?, ?, ?, '')",
@@ -250,7 +253,7 @@ var statements = &storage.Statements{
 	CountDeadLetters: "SELECT COUNT(*) FROM argo_task WHERE task_status = " + dead + " AND requeued_to IS NULL",
 
 	ScheduledHoldCandidates: ScheduledHoldCandidates,
-	HoldScheduled:           "UPDATE " + byID + " SET lease_owner = ?, lease_until = ? WHERE id = ? AND task_status = " + pending + " AND execute_times = ? AND execute_time = ? AND lease_until <= ?",
+	HoldScheduled:           "UPDATE " + byID + " SET lease_owner = ?, lease_until = ? WHERE id = ? AND shard_key = ? AND task_status = " + pending + " AND execute_times = ? AND execute_time = ? AND lease_until <= ?",
 }
 
 // ScheduledHoldCandidates reads the scheduled calls about to fall due

@@ -158,7 +158,7 @@ func TestStmtCacheParsesEachStatementOncePerConnection(t *testing.T) {
 		if err := s.Insert(ctx, nil, task); err != nil {
 			t.Fatal(err)
 		}
-		c, err := s.ClaimByID(ctx, task.ID, argotype.StatePending, "w", now, now+1000)
+		c, err := s.ClaimByID(ctx, task.ID, task.ShardKey, argotype.StatePending, "w", now, now+1000)
 		if err != nil || c == nil {
 			t.Fatalf("claim %d: %v, %v", task.ID, c, err)
 		}

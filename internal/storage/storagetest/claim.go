@@ -217,7 +217,7 @@ func claimFence(t *testing.T, e Engine) {
 	staleMoved, staleKept, staleTaken, readHeld := get(t, s, moved.ID), get(t, s, kept.ID), get(t, s, taken.ID), get(t, s, held.ID)
 	// Meanwhile another instance claims moved, its attempt fails and the
 	// retry is due again at once; and it claims taken and runs it.
-	c, err := s.ClaimByID(ctx, moved.ID, retrying, "other", 200, 5000)
+	c, err := s.ClaimByID(ctx, moved.ID, moved.ShardKey, retrying, "other", 200, 5000)
 	if err != nil || c == nil {
 		t.Fatalf("claim by the other instance: %v, %v", c, err)
 	}
@@ -270,7 +270,7 @@ func claimByIDOnlyClaimable(t *testing.T, e Engine) {
 	for _, c := range cases {
 		insert(t, s, c.row)
 		before := get(t, s, c.row.ID)
-		got, err := s.ClaimByID(ctx, c.row.ID, c.from, "me", now, now+2000)
+		got, err := s.ClaimByID(ctx, c.row.ID, c.row.ShardKey, c.from, "me", now, now+2000)
 		if err != nil || got != nil {
 			t.Fatalf("%s: ClaimByID = %+v, %v; want nil, nil", c.name, got, err)
 		}
@@ -289,18 +289,18 @@ func claimByIDOnlyClaimable(t *testing.T, e Engine) {
 		want    storage.State
 		attempt int
 	}{{pendingRow, pending, running, 1}, {exhaustedRow, exhausted, fallingBack, 3}, {released, retrying, running, 2}} {
-		got, err := s.ClaimByID(ctx, c.row.ID, c.from, "me", now, now+2000)
+		got, err := s.ClaimByID(ctx, c.row.ID, c.row.ShardKey, c.from, "me", now, now+2000)
 		if err != nil || got == nil {
 			t.Fatalf("ClaimByID of a claimable %s row = %v, %v", c.from, got, err)
 		}
 		if got.State != c.want || got.LeaseOwner != "me" || !claimLeaseOK(got.LeaseUntil, now+2000) || got.ExecuteTimes != c.attempt {
 			t.Fatalf("claimed %s row: %s owner %q lease_until %d attempt %d", c.from, got.State, got.LeaseOwner, got.LeaseUntil, got.ExecuteTimes)
 		}
-		if again, err := s.ClaimByID(ctx, c.row.ID, c.from, "thief", now, now+2000); err != nil || again != nil {
+		if again, err := s.ClaimByID(ctx, c.row.ID, c.row.ShardKey, c.from, "thief", now, now+2000); err != nil || again != nil {
 			t.Fatalf("second ClaimByID of the %s row = %v, %v; want nil", c.from, again, err)
 		}
 	}
-	if _, err := s.ClaimByID(ctx, pendingRow.ID, running, "me", now, now+2000); err == nil || !strings.Contains(err.Error(), "only pending, retrying or exhausted") {
+	if _, err := s.ClaimByID(ctx, pendingRow.ID, pendingRow.ShardKey, running, "me", now, now+2000); err == nil || !strings.Contains(err.Error(), "only pending, retrying or exhausted") {
 		t.Fatalf("ClaimByID from running: %v, want a refusal", err)
 	}
 }

@@ -43,7 +43,7 @@ func claimSubmittedOnlyItsOwnRow(t *testing.T, e Engine) {
 		{"not yet due, its own token", notDue.ID, notDueTok},
 	} {
 		before := get(t, s, c.id)
-		got, err := s.ClaimSubmitted(ctx, c.id, c.tok, "me", now, now+2000)
+		got, err := s.ClaimSubmitted(ctx, c.id, 0, c.tok, "me", now, now+2000)
 		if err != nil || got != nil {
 			t.Fatalf("%s: ClaimSubmitted = %+v, %v; want nil, nil", c.name, got, err)
 		}
@@ -51,14 +51,14 @@ func claimSubmittedOnlyItsOwnRow(t *testing.T, e Engine) {
 			t.Fatalf("%s: row changed by a refused ClaimSubmitted:\n got %+v\nwant %+v", c.name, after, before)
 		}
 	}
-	got, err := s.ClaimSubmitted(ctx, own.ID, ownTok, "me", now, now+2000)
+	got, err := s.ClaimSubmitted(ctx, own.ID, own.ShardKey, ownTok, "me", now, now+2000)
 	if err != nil || got == nil {
 		t.Fatalf("ClaimSubmitted of its own row = %v, %v", got, err)
 	}
 	if got.State != running || got.LeaseOwner != "me" || !claimLeaseOK(got.LeaseUntil, now+2000) || got.ExecuteTimes != 1 {
 		t.Fatalf("claimed own row: %s owner %q lease_until %d attempt %d", got.State, got.LeaseOwner, got.LeaseUntil, got.ExecuteTimes)
 	}
-	if again, err := s.ClaimSubmitted(ctx, own.ID, ownTok, "thief", now, now+2000); err != nil || again != nil {
+	if again, err := s.ClaimSubmitted(ctx, own.ID, own.ShardKey, ownTok, "thief", now, now+2000); err != nil || again != nil {
 		t.Fatalf("second ClaimSubmitted = %v, %v; want nil", again, err)
 	}
 }

@@ -67,7 +67,7 @@ func claimUnknownGiveBack(t *testing.T, e Engine) {
 		id   int64
 		from storage.State
 	}{{taken.ID, pending}, {retry.ID, retrying}, {fallback.ID, exhausted}, {renewed.ID, pending}, {again.ID, pending}, {rescued.ID, pending}, {held.ID, pending}} {
-		got, err := s.ClaimByID(ctx, c.id, c.from, "me", now, until)
+		got, err := s.ClaimByID(ctx, c.id, 0, c.from, "me", now, until)
 		if err != nil || got == nil {
 			t.Fatalf("claim of row %d (%s): %v, %v", c.id, c.from, got, err)
 		}
@@ -83,7 +83,7 @@ func claimUnknownGiveBack(t *testing.T, e Engine) {
 	if err := s.Finish(ctx, storage.Finishing{Fence: storage.Fence{ID: again.ID, Owner: "me", Attempt: 1, From: running}, To: pending, Due: 10, UndoAttempt: true}, now+5); err != nil {
 		t.Fatalf("give-back at Stop: %v", err)
 	}
-	if got, err := s.ClaimByID(ctx, again.ID, pending, "me", now+10, until); err != nil || got == nil || got.ExecuteTimes != 1 {
+	if got, err := s.ClaimByID(ctx, again.ID, again.ShardKey, pending, "me", now+10, until); err != nil || got == nil || got.ExecuteTimes != 1 {
 		t.Fatalf("claim again: %+v, %v", got, err)
 	} else {
 		lease[again.ID] = got.LeaseUntil
@@ -93,7 +93,7 @@ func claimUnknownGiveBack(t *testing.T, e Engine) {
 	if err := s.Finish(ctx, storage.Finishing{Fence: storage.Fence{ID: rescued.ID, Owner: "me", Attempt: 1, From: running}, To: retrying, Due: 10}, now+5); err != nil {
 		t.Fatalf("rescue: %v", err)
 	}
-	if got, err := s.ClaimByID(ctx, rescued.ID, retrying, "me", now, until); err != nil || got == nil || got.ExecuteTimes != 2 {
+	if got, err := s.ClaimByID(ctx, rescued.ID, rescued.ShardKey, retrying, "me", now, until); err != nil || got == nil || got.ExecuteTimes != 2 {
 		t.Fatalf("claim after the rescue: %+v, %v", got, err)
 	} else {
 		lease[rescued.ID] = got.LeaseUntil

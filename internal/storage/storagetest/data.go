@@ -101,7 +101,7 @@ func dataErrorTextsSanitised(t *testing.T, e Engine) {
 		if err := s.Finish(ctx, failure(claimByID(t, s, b.ID, "me", 5, 100_000), exhausted, 50, "exhausted"), 30); err != nil {
 			t.Fatalf("%s: finish: %v", p.name, err)
 		}
-		fb, err := s.ClaimByID(ctx, b.ID, exhausted, "me", 60, 100_000)
+		fb, err := s.ClaimByID(ctx, b.ID, b.ShardKey, exhausted, "me", 60, 100_000)
 		if err != nil || fb == nil {
 			t.Fatalf("claim of the fallback: %v, %v", fb, err)
 		}

@@ -96,7 +96,7 @@ func die(t *testing.T, s *storage.Store, finish finishFunc, ct *storage.Task, no
 	if err := s.Finish(ctx, failure(ct, exhausted, now, "boom"), now); err != nil {
 		t.Fatalf("exhaust %d: %v", ct.ID, err)
 	}
-	fb, err := s.ClaimByID(ctx, ct.ID, exhausted, "w", now, now+60_000)
+	fb, err := s.ClaimByID(ctx, ct.ID, ct.ShardKey, exhausted, "w", now, now+60_000)
 	if err != nil || fb == nil || fb.State != fallingBack {
 		t.Fatalf("claim the fallback of %d: %+v, %v", ct.ID, fb, err)
 	}
@@ -171,10 +171,10 @@ func depBlockedNotClaimable(t *testing.T, e Engine) {
 	id := submitGroup(t, s, g, 100)[0]
 	wantStates(t, s, "submitted", map[int64]storage.State{id: storage.StateBlocked})
 	claimOnly(t, s, 500_000)
-	if c, err := s.ClaimByID(ctx, id, pending, "w", 500_000, 600_000); err != nil || c != nil {
+	if c, err := s.ClaimByID(ctx, id, 0, pending, "w", 500_000, 600_000); err != nil || c != nil {
 		t.Fatalf("claim by id of a blocked task: %v, %v; want nothing", c, err)
 	}
-	if c, err := s.ClaimByID(ctx, id, storage.StateBlocked, "w", 500_000, 600_000); err == nil && c != nil {
+	if c, err := s.ClaimByID(ctx, id, 0, storage.StateBlocked, "w", 500_000, 600_000); err == nil && c != nil {
 		t.Fatalf("claim by id from blocked took %+v", c)
 	}
 	wantStates(t, s, "after the claims", map[int64]storage.State{id: storage.StateBlocked})

@@ -45,7 +45,7 @@ func errorCodeFinishStores(t *testing.T, e Engine) {
 		t.Fatalf("task code after attempt 1: %q, want PAY_TIMEOUT", row.ErrorCode)
 	}
 	claim := func(now storage.Millis) *storage.Task {
-		c, err := s.ClaimByID(ctx, task.ID, retrying, "w", now, now+100)
+		c, err := s.ClaimByID(ctx, task.ID, task.ShardKey, retrying, "w", now, now+100)
 		if err != nil || c == nil {
 			t.Fatalf("claim again: %v, %v", c, err)
 		}

@@ -153,7 +153,7 @@ func finishSuccessOnTaskRow(t *testing.T, e Engine) {
 	if err := s.Finish(ctx, failure(c, retrying, 20, "first fails"), 20); err != nil {
 		t.Fatal(err)
 	}
-	c2, err := s.ClaimByID(ctx, task.ID, retrying, "w2", 30, 1000)
+	c2, err := s.ClaimByID(ctx, task.ID, task.ShardKey, retrying, "w2", 30, 1000)
 	if err != nil || c2 == nil {
 		t.Fatalf("claim of the retry: %v, %v", c2, err)
 	}

@@ -35,7 +35,7 @@ func finishDeferred(t *testing.T, e Engine) {
 	if landed, err := s.FinishLanded(ctx, deferred(ca, 12)); err != nil || !landed {
 		t.Fatalf("FinishLanded of a written deferral: %v, %v", landed, err)
 	}
-	ca, err := s.ClaimByID(ctx, a.ID, retrying, "me", 20, 1000)
+	ca, err := s.ClaimByID(ctx, a.ID, a.ShardKey, retrying, "me", 20, 1000)
 	if err != nil || ca == nil {
 		t.Fatalf("claim of the deferred task: %v, %v", ca, err)
 	}

@@ -84,7 +84,7 @@ func downstreamAddedBeforeDeath(t *testing.T, e Engine, finish finishFunc) {
 	if err := s.Finish(ctx, failure(cu, exhausted, 160, "boom"), 160); err != nil {
 		t.Fatal(err)
 	}
-	fb, err := s.ClaimByID(ctx, up.ID, exhausted, "w", 170, 60_000)
+	fb, err := s.ClaimByID(ctx, up.ID, up.ShardKey, exhausted, "w", 170, 60_000)
 	if err != nil || fb == nil || fb.State != fallingBack || fb.HasDownstream {
 		t.Fatalf("claim of the fallback of %d: %+v, %v", up.ID, fb, err)
 	}

@@ -51,7 +51,7 @@ func holdsStart(t *testing.T, e Engine) {
 	if got, err := s.ClaimDue(ctx, "other", 4999, 9000, 10, []string{"h"}, nil); err != nil || len(got) != 0 {
 		t.Fatalf("claimed %v (%v) held retries before their hold ran out", idsOf(got), err)
 	}
-	if got, err := s.ClaimByID(ctx, a.ID, retrying, "other", 4999, 9000); err != nil || got != nil {
+	if got, err := s.ClaimByID(ctx, a.ID, a.Shard, retrying, "other", 4999, 9000); err != nil || got != nil {
 		t.Fatalf("ClaimByID took a held retry: %v, %v", got, err)
 	}
 	if err := s.Discard(ctx, b.ID, "operator", 30); err != nil { // B: discarded while held
@@ -83,7 +83,7 @@ func holdsStart(t *testing.T, e Engine) {
 		t.Fatalf("hold D was started with another hold's fence: %+v", row)
 	}
 	// Giving D (and A, running now) back: D is claimable at once, A is left.
-	if err := s.ReleaseHolds(ctx, "me", []int64{d.ID, a.ID}); err != nil {
+	if err := s.ReleaseHolds(ctx, "me", []storage.RowKey{{ID: d.ID, Shard: d.Shard}, {ID: a.ID, Shard: a.Shard}}); err != nil {
 		t.Fatal(err)
 	}
 	if row := get(t, s, a.ID); row.State != running || row.LeaseOwner != "me" || row.LeaseUntil != 7000 {
@@ -106,7 +106,7 @@ func holdsNeedOwner(t *testing.T, e Engine) {
 	mine, theirs := leasedTask("h", retrying, 100, 1, "me", 1, 5000), leasedTask("h", retrying, 100, 1, "other", 1, 5000)
 	insert(t, s, mine, theirs)
 	before := get(t, s, theirs.ID)
-	if err := s.ReleaseHolds(ctx, "me", []int64{theirs.ID}); err != nil {
+	if err := s.ReleaseHolds(ctx, "me", []storage.RowKey{storage.KeyOf(theirs)}); err != nil {
 		t.Fatal(err)
 	}
 	started, err := s.StartHeld(ctx, "me", []storage.HeldStart{

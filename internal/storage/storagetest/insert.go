@@ -310,7 +310,7 @@ func insertConfirmSubmitLease(t *testing.T, e Engine) {
 			exec(t, s, "UPDATE argo_task SET "+c.change+" WHERE id = ?", task.ID)
 		}
 		before := get(t, s, task.ID)
-		ok, err := s.ConfirmSubmitLease(ctx, task.ID, "me", until+1)
+		ok, err := s.ConfirmSubmitLease(ctx, task.ID, task.ShardKey, "me", until+1)
 		if err != nil || ok != c.want {
 			t.Errorf("after %q: confirmed %v (%v), want %v", c.change, ok, err, c.want)
 		}

@@ -140,7 +140,7 @@ func orderRequeue(t *testing.T, e Engine) {
 	if err := s.Finish(ctx, failure(c, exhausted, 1000, "last"), 1050); err != nil {
 		t.Fatal(err)
 	}
-	fb, err := s.ClaimByID(ctx, first.ID, exhausted, "me", 1060, 60_000)
+	fb, err := s.ClaimByID(ctx, first.ID, first.ShardKey, exhausted, "me", 1060, 60_000)
 	if err != nil || fb == nil {
 		t.Fatalf("claim the dead-letter write: %v, %v", fb, err)
 	}

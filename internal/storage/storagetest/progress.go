@@ -121,7 +121,7 @@ func progressFinishKeeps(t *testing.T, e Engine) {
 		t.Fatalf("task row after the failed attempt: progress %v attempt %d at %d", row.Progress, row.ProgressAttempt, row.ProgressAt)
 	}
 	// Attempt 2 reports nothing and fails: the row keeps attempt 1's report.
-	c, err := s.ClaimByID(ctx, task.ID, retrying, "w", 30, 200)
+	c, err := s.ClaimByID(ctx, task.ID, task.ShardKey, retrying, "w", 30, 200)
 	if err != nil || c == nil {
 		t.Fatalf("claim again: %v, %v", c, err)
 	}
@@ -135,7 +135,7 @@ func progressFinishKeeps(t *testing.T, e Engine) {
 		t.Fatalf("attempt 2's finish changed attempt 1's progress on the row: %v attempt %d", row.Progress, row.ProgressAttempt)
 	}
 	// Attempt 3 reports and succeeds: the task row, its record, has it.
-	c, err = s.ClaimByID(ctx, task.ID, retrying, "w", 50, 300)
+	c, err = s.ClaimByID(ctx, task.ID, task.ShardKey, retrying, "w", 50, 300)
 	if err != nil || c == nil {
 		t.Fatalf("claim again: %v, %v", c, err)
 	}

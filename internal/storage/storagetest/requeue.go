@@ -333,7 +333,7 @@ func requeuePurgeRace(t *testing.T, e Engine) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := s.PurgeIDs(ctx, []int64{gone.ID, back.ID}, 1000) // both were selected before the requeue
+	n, err := s.PurgeIDs(ctx, []storage.RowKey{storage.KeyOf(gone), storage.KeyOf(back)}, 1000) // both were selected before the requeue
 	if err != nil || n != 1 {
 		t.Fatalf("PurgeIDs = %d, %v; want 1", n, err)
 	}

@@ -105,7 +105,7 @@ func scheduledHoldFence(t *testing.T, e Engine) {
 		t.Fatal(err)
 	}
 	hold := func(id int64, attempt int, due Millis) int64 {
-		res, err := s.DB().ExecContext(ctx, s.HoldScheduledSQL(), "me", due+holdFor, id, attempt, due, now)
+		res, err := s.DB().ExecContext(ctx, s.HoldScheduledSQL(), "me", due+holdFor, id, 1, attempt, due, now) // shard 1, as inserted
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -170,7 +170,7 @@ func scheduledHoldStart(t *testing.T, e Engine) {
 	}
 	// C: this owner stalled past the hold; another instance holds it again
 	// with the same hold time.
-	if err := s.ReleaseHolds(ctx, "me", []int64{c.ID}); err != nil {
+	if err := s.ReleaseHolds(ctx, "me", []storage.RowKey{storage.KeyOf(c)}); err != nil {
 		t.Fatal(err)
 	}
 	if again, err := s.HoldScheduled(ctx, "other", now, horizon, holdFor, 10, []storage.ClaimGroup{{Names: []string{"s"}, Shards: []int{3}}}); err != nil || !slices.Equal(idsOf(again), []int64{c.ID}) {
@@ -216,13 +216,13 @@ func scheduledHoldRelease(t *testing.T, e Engine) {
 	if err != nil || len(dead) != 1 || dead[0] != (storage.DeadHold{Owner: "me", Tasks: 2, Until: 1600 + holdFor}) {
 		t.Fatalf("DeadHolds %+v (%v), want me: 2 held scheduled calls until %d", dead, err, 1600+holdFor)
 	}
-	if err := s.ReleaseHolds(ctx, "other", []int64{a.ID, b.ID}); err != nil {
+	if err := s.ReleaseHolds(ctx, "other", []storage.RowKey{storage.KeyOf(a), storage.KeyOf(b)}); err != nil {
 		t.Fatal(err)
 	}
 	if row := get(t, s, a.ID); row.LeaseOwner != "me" {
 		t.Fatalf("another owner's release gave back my hold: %+v", row)
 	}
-	if err := s.ReleaseHolds(ctx, "me", []int64{a.ID}); err != nil {
+	if err := s.ReleaseHolds(ctx, "me", []storage.RowKey{storage.KeyOf(a)}); err != nil {
 		t.Fatal(err)
 	}
 	if row := get(t, s, a.ID); row.State != pending || row.LeaseOwner != "" || row.LeaseUntil != 0 || row.ExecuteTime != 1500 || row.ExecuteTimes != 0 {

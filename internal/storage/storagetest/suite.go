@@ -119,6 +119,7 @@ func areas() []struct {
 		{"Transitions", transitionCases()}, // transitions.go
 		{"Rekey", rekeyCases()},            // rekey.go
 		{"FairShare", fairShareCases()},
+		{"ShardKey", shardKeyCases()}, // shard_key.go
 	}
 }
 
@@ -215,7 +216,7 @@ func attempts(t *testing.T, s *storage.Store, id int64) []storage.Attempt {
 // claimByID claims the due pending task id for owner, or fails the test.
 func claimByID(t *testing.T, s *storage.Store, id int64, owner string, now, leaseUntil Millis) *storage.Task {
 	t.Helper()
-	c, err := s.ClaimByID(context.Background(), id, pending, owner, now, leaseUntil)
+	c, err := s.ClaimByID(context.Background(), id, get(t, s, id).ShardKey, pending, owner, now, leaseUntil)
 	if err != nil || c == nil {
 		t.Fatalf("claim %d for %s: %v, %v", id, owner, c, err)
 	}

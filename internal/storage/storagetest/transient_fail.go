@@ -64,7 +64,7 @@ func transientFailRequests(t *testing.T, e Engine) {
 	if n := pendingFor(task.ID); n != 1 {
 		t.Fatalf("after one injected failure %d requests pending, want 1", n)
 	}
-	c, err := s.ClaimByID(ctx, task.ID, retrying, "me", 40, 100_000)
+	c, err := s.ClaimByID(ctx, task.ID, task.ShardKey, retrying, "me", 40, 100_000)
 	if err != nil || c == nil {
 		t.Fatalf("second claim: %v, %v", c, err)
 	}

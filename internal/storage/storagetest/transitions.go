@@ -59,14 +59,14 @@ func transitionsFinishRecordsMove(t *testing.T, e Engine) {
 	if err := s.Finish(ctx, traced(claimByID(t, s, task.ID, "w", 10, 100), retrying, 20, "boom", trace1), 20); err != nil {
 		t.Fatal(err)
 	}
-	c, err := s.ClaimByID(ctx, task.ID, retrying, "w", 30, 130)
+	c, err := s.ClaimByID(ctx, task.ID, task.ShardKey, retrying, "w", 30, 130)
 	if err != nil || c == nil {
 		t.Fatalf("claim again: %v, %v", c, err)
 	}
 	if err := s.Finish(ctx, traced(c, exhausted, 40, "boom again", trace2), 40); err != nil {
 		t.Fatal(err)
 	}
-	fb, err := s.ClaimByID(ctx, task.ID, exhausted, "w", 50, 150)
+	fb, err := s.ClaimByID(ctx, task.ID, task.ShardKey, exhausted, "w", 50, 150)
 	if err != nil || fb == nil {
 		t.Fatalf("claim of the fallback: %v, %v", fb, err)
 	}
