@@ -43,9 +43,11 @@ var (
 
 const (
 	// claimTakeFence is the per-row fence of the captured take: the row is
-	// still as read (id, state, attempts), then the rest of its WHERE
-	// (still due, not leased).
-	claimTakeFence = " WHERE id = ? AND task_status = ? AND execute_times = ? AND "
+	// still as read (id and its shard key, state, attempts), then the rest
+	// of its WHERE (still due, not leased).
+	claimTakeFence = " WHERE id = ? AND shard_key = ? AND task_status = ? AND execute_times = ? AND "
+	// claimTakeFenceArgs is how many arguments claimTakeFence takes.
+	claimTakeFenceArgs = 4
 )
 
 // argoClaim is argo's claim as a running runtime sent it.
@@ -133,7 +135,7 @@ func (b *bencher) captureClaim(ctx context.Context, markers []string) (*argoClai
 			return nil, fmt.Errorf("capturing argo's claim: its take %q is not UPDATE … SET …%s…: argo's claim changed; update cmd/argobench/claim_capture.go", claim.take.Query, claimTakeFence)
 		}
 		claim.takeHead, claim.takeTail, claim.takeSetArgs = head, tail, strings.Count(head, "?")
-		if want := claim.takeSetArgs + 3 + strings.Count(tail, "?"); len(claim.take.Args) != want {
+		if want := claim.takeSetArgs + claimTakeFenceArgs + strings.Count(tail, "?"); len(claim.take.Args) != want {
 			return nil, fmt.Errorf("capturing argo's claim: its take has %d arguments, want %d", len(claim.take.Args), want)
 		}
 	}
@@ -211,7 +213,7 @@ func (c *argoClaim) readArgs(now int64, limit int) []any {
 
 // candidate is a row the MySQL read returned, with the columns its fence checks.
 type candidate struct {
-	id, state, attempts int64
+	id, shard, state, attempts int64
 }
 
 // once runs one claim of limit rows at now on db (a handle with argo's
@@ -253,7 +255,7 @@ func (c *argoClaim) once(ctx context.Context, db *sql.DB, dialect string, limit 
 // takeArgs returns the take's arguments for one candidate.
 func (c *argoClaim) takeArgs(now int64, k candidate) []any {
 	args := c.moved(c.take.Args, now)
-	args[c.takeSetArgs], args[c.takeSetArgs+1], args[c.takeSetArgs+2] = k.id, k.state, k.attempts
+	copy(args[c.takeSetArgs:], []any{k.id, k.shard, k.state, k.attempts})
 	return args
 }
 
@@ -263,16 +265,17 @@ func (c *argoClaim) takeArgs(now int64, k candidate) []any {
 // every candidate.
 func (c *argoClaim) takeMulti(ctx context.Context, cands []candidate, now int64) (int, error) {
 	one := c.moved(c.take.Args, now)
-	var ids, tuples []any
+	var ids, shards, tuples []any
 	for _, k := range cands {
 		ids = append(ids, k.id)
+		shards = append(shards, k.shard)
 		tuples = append(tuples, k.id, k.state, k.attempts)
 	}
 	// The driver's one-trip take (argo's, not a copy); its arguments are
 	// mysqldriver.TakeAllArgs's: the captured take's SET and due-by/now
-	// arguments, moved to now, around the candidates' ids and fences.
+	// arguments, moved to now, around the candidates' ids, shard keys and fences.
 	q := mysqldriver.TakeAllQuery(len(cands))
-	args := slices.Concat(one[:c.takeSetArgs], ids, tuples, one[c.takeSetArgs+3:])
+	args := slices.Concat(one[:c.takeSetArgs], ids, shards, tuples, one[c.takeSetArgs+claimTakeFenceArgs:])
 	conn, err := c.multi.Conn(ctx)
 	if err != nil {
 		return 0, err
@@ -339,23 +342,23 @@ func scanCandidates(rows *sql.Rows) ([]candidate, error) {
 	for i, name := range cols {
 		at[strings.ToLower(name)] = i
 	}
-	for _, name := range []string{"id", "task_status", "execute_times"} {
+	for _, name := range []string{"id", "shard_key", "task_status", "execute_times"} {
 		if _, ok := at[name]; !ok {
 			return nil, fmt.Errorf("argo's claim returns no %s column", name)
 		}
 	}
-	vals := make([]sql.NullInt64, 3)
+	vals := make([]sql.NullInt64, 4)
 	ptrs := make([]any, len(cols))
 	for i := range ptrs {
 		ptrs[i] = new(sql.RawBytes)
 	}
-	ptrs[at["id"]], ptrs[at["task_status"]], ptrs[at["execute_times"]] = &vals[0], &vals[1], &vals[2]
+	ptrs[at["id"]], ptrs[at["shard_key"]], ptrs[at["task_status"]], ptrs[at["execute_times"]] = &vals[0], &vals[1], &vals[2], &vals[3]
 	var out []candidate
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			return nil, err
 		}
-		out = append(out, candidate{id: vals[0].Int64, state: vals[1].Int64, attempts: vals[2].Int64})
+		out = append(out, candidate{id: vals[0].Int64, shard: vals[1].Int64, state: vals[2].Int64, attempts: vals[3].Int64})
 	}
 	return out, rows.Err()
 }
