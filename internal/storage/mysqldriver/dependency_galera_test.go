@@ -30,7 +30,7 @@ const galeraDiamondRounds = 20
 // at certification and, run again, reads the other's edge settled and
 // releases D. The test counts the diamonds left blocked. (The one-trip
 // pool is offered, as OpenDB does, and not used on Galera: galera.go; with
-// it, about one finish in 600 was answered committed and lost, its task
+// it, one finish in a few hundred was answered committed and lost, its task
 // left running and D blocked.)
 func TestDiamondReleasedWhenUpstreamsFinishOnTwoNodes(t *testing.T) {
 	db := testdb.GaleraCluster(t).NewDatabase(t) // holds the cluster lock (shared) until t ends

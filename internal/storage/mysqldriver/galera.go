@@ -20,9 +20,10 @@ import (
 // "START TRANSACTION; UPDATE own; UPDATE shared; UPDATE own; COMMIT" 3,000
 // times: one node's first UPDATE landed 2,170 times, its last 2,190, and
 // 2,187 answers said committed; the same statements sent one by one landed
-// exactly as often as they were answered committed. In the checked cluster
-// test, a finish answered committed was lost: the upstream task stayed
-// running and its downstream task blocked, about once in 600 finishes on
+// exactly as often as they were answered committed. In
+// TestDiamondReleasedWhenUpstreamsFinishOnTwoNodes a finish answered
+// committed was lost: the upstream task stayed
+// running and its downstream task blocked, once in a few hundred finishes on
 // two nodes.) Sent one by one, a statement after the abort is refused
 // with the deadlock error and the transaction is run again. A Galera
 // cluster behind one connection pool (the failover connector elects one
