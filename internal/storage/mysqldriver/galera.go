@@ -22,9 +22,9 @@ import (
 // 2,187 answers said committed; the same statements sent one by one landed
 // exactly as often as they were answered committed. In
 // TestDiamondReleasedWhenUpstreamsFinishOnTwoNodes a finish answered
-// committed was lost: the upstream task stayed
-// running and its downstream task blocked, once in a few hundred finishes on
-// two nodes.) Sent one by one, a statement after the abort is refused
+// committed was lost, once in a few hundred finishes on two nodes: the
+// upstream task stayed running and its downstream task blocked.) Sent one
+// by one, a statement after the abort is refused
 // with the deadlock error and the transaction is run again. A Galera
 // cluster behind one connection pool (the failover connector elects one
 // writer) rarely aborts a local transaction, but instances may write
