@@ -3,10 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
-	"os"
 	"testing"
-
-	"github.com/argo-retry/argo/internal/storage"
 )
 
 // TestSchemaCheckWantsOperatorTrail: a schema without one of the things
@@ -46,18 +43,7 @@ func TestOperatorTrailMigrationDownUp(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		s := freshStore(t, dsn)
-		apply := func(file string) {
-			t.Helper()
-			body, err := os.ReadFile("../sql/" + s.Dialect() + "/" + file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, st := range storage.SplitStatements(string(body)) {
-				if _, err := s.DB().ExecContext(ctx, st); err != nil {
-					t.Fatalf("%s: %v\n%s", file, err, st)
-				}
-			}
-		}
+		apply := func(file string) { t.Helper(); applyMigrationFile(t, ctx, s, file) }
 		apply("000005_operator_trail.down.sql")
 		var se *SchemaError
 		if err := s.CheckSchema(ctx); !errors.As(err, &se) || se.Migration != "000005_operator_trail.up.sql" {

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 
@@ -52,6 +53,21 @@ func mustInsert(t *testing.T, s *storage.Store, tasks ...*Task) {
 	for _, task := range tasks {
 		if err := s.Insert(context.Background(), nil, task); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// applyMigrationFile runs the statements of sql/<dialect>/file on s, as a
+// DBA applies a migration by hand.
+func applyMigrationFile(t *testing.T, ctx context.Context, s *storage.Store, file string) {
+	t.Helper()
+	body, err := os.ReadFile("../sql/" + s.Dialect() + "/" + file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range storage.SplitStatements(string(body)) {
+		if _, err := s.DB().ExecContext(ctx, st); err != nil {
+			t.Fatalf("%s: %v\n%s", file, err, st)
 		}
 	}
 }

@@ -3,10 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
-	"os"
 	"testing"
-
-	"github.com/argo-retry/argo/internal/storage"
 )
 
 // TestTenantTraceMigrationDownUp: 000009's down file, as a DBA applies it,
@@ -17,18 +14,7 @@ func TestTenantTraceMigrationDownUp(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		s := freshStore(t, dsn)
-		apply := func(file string) {
-			t.Helper()
-			body, err := os.ReadFile("../sql/" + s.Dialect() + "/" + file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, st := range storage.SplitStatements(string(body)) {
-				if _, err := s.DB().ExecContext(ctx, st); err != nil {
-					t.Fatalf("%s: %v\n%s", file, err, st)
-				}
-			}
-		}
+		apply := func(file string) { t.Helper(); applyMigrationFile(t, ctx, s, file) }
 		apply("000011_console_reads.down.sql") // down files in reverse order: 000011 indexes tenant
 		apply("000009_tenant_trace.down.sql")
 		var se *SchemaError

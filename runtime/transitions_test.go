@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -12,8 +11,6 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-
-	"github.com/argo-retry/argo/internal/storage"
 )
 
 // Each transition recorded (issue #26, seed 001 §6): a task whose two
@@ -123,18 +120,7 @@ func TestTransitionsMigrationDownUp(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		s := freshStore(t, dsn)
-		apply := func(file string) {
-			t.Helper()
-			body, err := os.ReadFile("../sql/" + s.Dialect() + "/" + file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, st := range storage.SplitStatements(string(body)) {
-				if _, err := s.DB().ExecContext(ctx, st); err != nil {
-					t.Fatalf("%s: %v\n%s", file, err, st)
-				}
-			}
-		}
+		apply := func(file string) { t.Helper(); applyMigrationFile(t, ctx, s, file) }
 		apply("000024_attempt_transitions.down.sql")
 		var se *SchemaError
 		if err := s.CheckSchema(ctx); !errors.As(err, &se) || se.Migration != "000024_attempt_transitions.up.sql" {
